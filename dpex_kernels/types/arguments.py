@@ -1,0 +1,156 @@
+"""Reading USM arrays without Numba: their ArraySpec and what a launch passes to the kernel.
+
+One reader per Python type, chosen once and cached, so the launch path never rebuilds the
+`__sycl_usm_array_interface__` dict for the array types it knows (dpnp, usm_ndarray).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import dpctl
+import dpctl.memory as dpmem
+import numpy as np
+
+from .._runtime import canonical_device
+from .spec import SCALAR_NAMES, ArraySpec, contiguity, layout_of
+
+
+class USMArgument(NamedTuple):
+    """One USM array argument as a launch sees it."""
+
+    spec: ArraySpec
+    queue: dpctl.SyclQueue
+    memory: object  # a dpctl.memory._Memory holding the allocation
+    offset: int  # bytes from the allocation's start to element 0
+    shape: tuple[int, ...]
+    strides: tuple[int, ...]  # bytes
+
+
+class _DeviceNames:
+    """queue -> canonical device name, remembering the last queue seen (the common case)."""
+
+    def __init__(self) -> None:
+        self.queue = None
+        self.name = ""
+
+    def __call__(self, queue: dpctl.SyclQueue) -> str:
+        if queue is not self.queue:
+            self.name = queue.sycl_device.filter_string
+            self.queue = queue
+        return self.name
+
+
+device_name_of_queue = _DeviceNames()
+
+
+def _dtype_name(dtype: np.dtype, obj: object) -> str:
+    name = dtype.name
+    if name not in SCALAR_NAMES or dtype.byteorder == ">":
+        raise TypeError(
+            f"USM array of dtype {dtype} ({type(obj).__name__}) cannot be passed to a kernel; "
+            f"supported dtypes are {', '.join(SCALAR_NAMES)} in native byte order"
+        )
+    return name
+
+
+def _spec(dtype, shape, strides, usm_type, queue, obj) -> ArraySpec:
+    name = _dtype_name(dtype, obj)
+    contig = contiguity(shape, strides, dtype.itemsize)
+    return ArraySpec(
+        name, len(shape), layout_of(contig), usm_type, device_name_of_queue(queue), contig
+    )
+
+
+def _read_usm_ndarray(x) -> USMArgument:
+    dtype = x.dtype
+    itemsize = dtype.itemsize
+    shape = x.shape
+    strides = tuple(s * itemsize for s in x.strides)
+    queue = x.sycl_queue
+    return USMArgument(
+        _spec(dtype, shape, strides, x.usm_type, queue, x),
+        queue,
+        x.usm_data,
+        x._element_offset * itemsize,
+        shape,
+        strides,
+    )
+
+
+def _read_dpnp(x) -> USMArgument:
+    return _read_usm_ndarray(x.get_array())
+
+
+def _read_interface(x) -> USMArgument:
+    """Any object with __sycl_usm_array_interface__ (third-party arrays included)."""
+    iface = x.__sycl_usm_array_interface__
+    dtype = np.dtype(iface["typestr"])
+    shape = tuple(int(n) for n in iface["shape"])
+    memory = dpmem.as_usm_memory(x)
+    itemsize = dtype.itemsize
+    strides = iface.get("strides")
+    if strides is None:
+        strides, step = [], itemsize
+        for n in reversed(shape):
+            strides.append(step)
+            step *= n
+        strides = tuple(reversed(strides))
+    else:
+        strides = tuple(int(s) * itemsize for s in strides)
+    queue = memory.sycl_queue
+    offset = int(iface.get("offset", 0)) * itemsize
+    # The interface's data pointer may lie inside the allocation that as_usm_memory found.
+    offset += int(iface["data"][0]) - int(memory._pointer)
+    return USMArgument(
+        _spec(dtype, shape, strides, memory.get_usm_type(), queue, x),
+        queue,
+        memory,
+        offset,
+        shape,
+        strides,
+    )
+
+
+def _known_readers() -> dict[type, object]:
+    readers: dict[type, object] = {}
+    try:
+        import dpnp
+        import dpnp.tensor
+
+        readers[dpnp.ndarray] = _read_dpnp
+        readers[dpnp.tensor.usm_ndarray] = _read_usm_ndarray
+    except ImportError:  # pragma: no cover - dpnp is a dependency, but the AOT runtime may lack it
+        pass
+    return readers
+
+
+_READERS: dict[type, object] = _known_readers()
+
+
+def reader_for(cls: type):
+    """The reader for instances of `cls`, or None when they are not USM arrays."""
+    reader = _READERS.get(cls)
+    if reader is None and cls not in _READERS:
+        reader = _read_interface if hasattr(cls, "__sycl_usm_array_interface__") else None
+        _READERS[cls] = reader
+    return reader
+
+
+def read_usm_array(obj: object) -> USMArgument | None:
+    """The USMArgument of `obj`, or None when it exposes no __sycl_usm_array_interface__."""
+    reader = reader_for(type(obj))
+    if reader is None:
+        if hasattr(obj, "__sycl_usm_array_interface__"):  # set on the instance only
+            return _read_interface(obj)
+        return None
+    return reader(obj)
+
+
+def array_spec_of(obj: object) -> ArraySpec | None:
+    """typeof for USM arrays, without Numba."""
+    arg = read_usm_array(obj)
+    return None if arg is None else arg.spec
+
+
+__all__ = ["USMArgument", "array_spec_of", "canonical_device", "read_usm_array", "reader_for"]

@@ -1,0 +1,136 @@
+"""Launch ranges: Range and NdRange, validated once so the launch path only reads them."""
+
+from __future__ import annotations
+
+import operator
+
+from ..errors import InvalidRangeError
+
+
+def _dims(values: tuple, what: str) -> tuple[int, ...]:
+    if not 1 <= len(values) <= 3:
+        raise InvalidRangeError(f"{what} takes 1 to 3 dimensions; got {len(values)}: {values!r}")
+    dims = []
+    for value in values:
+        if isinstance(value, bool):
+            raise InvalidRangeError(f"{what} dimensions must be ints; got bool {value!r}")
+        try:
+            dim = operator.index(value)
+        except TypeError:
+            raise InvalidRangeError(
+                f"{what} dimensions must be ints; got {value!r} of type {type(value).__name__}"
+            ) from None
+        if dim < 0:
+            raise InvalidRangeError(f"{what} dimensions must be >= 0; got {dim}")
+        if dim >= 2**63:
+            raise InvalidRangeError(f"{what} dimension {dim} does not fit in 64 bits")
+        dims.append(dim)
+    return tuple(dims)
+
+
+class Range(tuple):
+    """A global index space of 1-3 dimensions; the last one varies fastest (SYCL order)."""
+
+    __slots__ = ()
+
+    def __new__(cls, *dims: int) -> Range:
+        if len(dims) == 1 and isinstance(dims[0], (tuple, list)):
+            dims = tuple(dims[0])
+        return super().__new__(cls, _dims(dims, "Range"))
+
+    @property
+    def ndim(self) -> int:
+        return len(self)
+
+    @property
+    def size(self) -> int:
+        total = 1
+        for dim in self:
+            total *= dim
+        return total
+
+    def __repr__(self) -> str:
+        return f"Range({', '.join(map(str, self))})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Range) and tuple.__eq__(self, other)
+
+    def __ne__(self, other: object) -> bool:
+        return not self == other
+
+    def __hash__(self) -> int:
+        return hash(("Range", tuple(self)))
+
+
+class NdRange:
+    """A global range split into work-groups of `local_range`; each local size divides its global."""
+
+    __slots__ = ("global_range", "local_range")
+
+    def __init__(self, global_range: Range | tuple | int, local_range: Range | tuple | int):
+        global_range = _as_range(global_range, "NdRange global_range")
+        local_range = _as_range(local_range, "NdRange local_range")
+        if len(global_range) != len(local_range):
+            raise InvalidRangeError(
+                f"NdRange global_range {tuple(global_range)} and local_range "
+                f"{tuple(local_range)} must have the same number of dimensions"
+            )
+        for axis, (g, ell) in enumerate(zip(global_range, local_range)):
+            if ell == 0:
+                raise InvalidRangeError(f"NdRange local_range dimension {axis} must be >= 1")
+            if g % ell:
+                raise InvalidRangeError(
+                    f"NdRange local size {ell} does not divide global size {g} in dimension "
+                    f"{axis}; pad the global range to a multiple of {ell}"
+                )
+        object.__setattr__(self, "global_range", global_range)
+        object.__setattr__(self, "local_range", local_range)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError("NdRange is immutable")
+
+    @property
+    def ndim(self) -> int:
+        return len(self.global_range)
+
+    def __repr__(self) -> str:
+        return f"NdRange({self.global_range!r}, {self.local_range!r})"
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            isinstance(other, NdRange)
+            and self.global_range == other.global_range
+            and self.local_range == other.local_range
+        )
+
+    def __hash__(self) -> int:
+        return hash(("NdRange", tuple(self.global_range), tuple(self.local_range)))
+
+    def __reduce__(self):
+        return NdRange, (self.global_range, self.local_range)
+
+
+def _as_range(value: object, what: str) -> Range:
+    if isinstance(value, Range):
+        return value
+    if isinstance(value, (tuple, list)):
+        return Range(*value) if value else Range(*_dims((), what))
+    if isinstance(value, int) and not isinstance(value, bool):
+        return Range(value)
+    raise InvalidRangeError(
+        f"{what} must be a Range, an int or a tuple of 1-3 ints; got {value!r}"
+    )
+
+
+def as_launch_range(value: object) -> Range | NdRange:
+    """What `kernel[value]` accepts, normalised; InvalidRangeError for anything else."""
+    if isinstance(value, (Range, NdRange)):
+        return value
+    if isinstance(value, bool):
+        raise InvalidRangeError(f"a launch range cannot be a bool; got {value!r}")
+    if isinstance(value, (int, tuple)):
+        return _as_range(value, "launch range")
+    raise InvalidRangeError(
+        f"a launch range must be dk.Range, dk.NdRange, an int or a tuple of 1-3 ints; "
+        f"got {value!r} of type {type(value).__name__}"
+    )

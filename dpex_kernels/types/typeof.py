@@ -1,0 +1,45 @@
+"""typeof: the kernel parameter type of a Python object, also taught to Numba's own typeof."""
+
+from __future__ import annotations
+
+from numba.core import types
+from numba.core.typing.typeof import typeof_impl
+
+from .arguments import array_spec_of
+from .spec import scalar_name_of
+from .usm_array import from_spec, scalar_from_name
+
+
+def not_passable_message(obj: object) -> str:
+    """Why `obj` cannot be a kernel argument, and what to pass instead."""
+    kind = type(obj).__name__
+    if type(obj).__module__ == "numpy" and kind == "ndarray":
+        hint = "copy it to a SYCL device first: dpnp.asarray(x, device='opencl:cpu')"
+    elif isinstance(obj, (list, tuple)):
+        hint = "make it a USM array first: dpnp.asarray(x, device=...)"
+    else:
+        hint = "pass a USM array (dpnp.ndarray, usm_ndarray) or a scalar (int, float, bool, complex)"
+    return f"a {kind} cannot be passed to a kernel; {hint}"
+
+
+def typeof(obj: object) -> types.Type:
+    """usm_array for USM arrays; int64/float64/boolean/complex128 or a NumPy scalar's own type."""
+    spec = array_spec_of(obj)
+    if spec is not None:
+        return from_spec(spec)
+    name = scalar_name_of(obj)
+    if name is not None:
+        return scalar_from_name(name)
+    raise TypeError(not_passable_message(obj))
+
+
+def _register_with_numba() -> None:
+    """So Numba itself infers usm_array for dpnp and usm_ndarray arguments."""
+    import dpnp
+    import dpnp.tensor
+
+    for cls in (dpnp.ndarray, dpnp.tensor.usm_ndarray):
+        typeof_impl.register(cls)(lambda value, context: typeof(value))
+
+
+_register_with_numba()

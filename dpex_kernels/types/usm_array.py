@@ -1,0 +1,147 @@
+"""usm_array: the Numba type of a USM-backed array argument (API.md §1)."""
+
+from __future__ import annotations
+
+import numpy as np
+from numba.core import types
+from numba.core.datamodel import models, register_default
+
+from .._runtime import canonical_device, device_by_canonical_name
+from .spec import LAYOUTS, MAX_NDIM, SCALAR_NAMES, USM_TYPES, ArraySpec
+
+_SCALARS = {name: types.boolean if name == "bool" else getattr(types, name) for name in SCALAR_NAMES}
+
+
+class USMArrayType(types.Array):
+    """A Numba array type that also records where the data lives: usm_type and device."""
+
+    def __init__(self, dtype, ndim, layout, usm_type, device, readonly=False, aligned=True):
+        self.usm_type = usm_type
+        self.device = device
+        name = f"usm_array({dtype}, {ndim}d, {layout}, {usm_type}, {device})"
+        if readonly:
+            name = "readonly " + name
+        super().__init__(dtype, ndim, layout, readonly=readonly, name=name, aligned=aligned)
+
+    def __repr__(self) -> str:
+        return self.name
+
+    @property
+    def key(self):
+        return (*super().key, self.usm_type, self.device)
+
+    @property
+    def mangling_args(self):
+        return self.__class__.__name__, [*super().mangling_args[1], self.usm_type, self.device]
+
+    @property
+    def sycl_device(self):
+        """The dpctl.SyclDevice this type names."""
+        return device_by_canonical_name(self.device)
+
+    @property
+    def spec(self) -> ArraySpec:
+        """The numba-free description the dispatcher and AOT runtime match against."""
+        return ArraySpec(str(self.dtype), self.ndim, self.layout, self.usm_type, self.device)
+
+    def copy(self, dtype=None, ndim=None, layout=None, readonly=None):
+        """Views and slices inside kernels keep the allocation's usm_type and device."""
+        return USMArrayType(
+            self.dtype if dtype is None else dtype,
+            self.ndim if ndim is None else ndim,
+            self.layout if layout is None else layout,
+            self.usm_type,
+            self.device,
+            readonly=(not self.mutable) if readonly is None else readonly,
+            aligned=self.aligned,
+        )
+
+    def unify(self, typingctx, other):
+        if (
+            isinstance(other, USMArrayType)
+            and other.ndim == self.ndim
+            and other.dtype == self.dtype
+            and other.usm_type == self.usm_type
+            and other.device == self.device
+        ):
+            layout = self.layout if other.layout == self.layout else "A"
+            readonly = not (self.mutable and other.mutable)
+            return self.copy(layout=layout, readonly=readonly)
+        return None
+
+    def can_convert_to(self, typingctx, other):
+        from numba.core.typeconv import Conversion
+
+        if (
+            isinstance(other, USMArrayType)
+            and other.ndim == self.ndim
+            and other.dtype == self.dtype
+            and other.usm_type == self.usm_type
+            and other.device == self.device
+            and other.layout in ("A", self.layout)
+            and (self.mutable or not other.mutable)
+        ):
+            return Conversion.safe
+        return None
+
+
+register_default(USMArrayType)(models.ArrayModel)
+
+
+def scalar_type(dtype: object, parameter: str = "dtype") -> types.Type:
+    """The Numba scalar type for any accepted spelling of a dtype."""
+    if isinstance(dtype, types.Type):
+        if dtype in _SCALARS.values():
+            return dtype
+        raise TypeError(
+            f"{parameter} {dtype} is not a supported scalar type; use one of "
+            f"{', '.join(SCALAR_NAMES)}"
+        )
+    try:
+        if isinstance(dtype, (str, np.dtype)) or (isinstance(dtype, type)):
+            name = np.dtype(dtype).name
+        else:
+            raise TypeError
+    except (TypeError, ValueError):
+        raise TypeError(
+            f"{parameter} must be a Numba scalar type (dk.float32), a NumPy dtype or scalar class, "
+            f"or a dtype string ('f4', 'float32'); got {dtype!r}"
+        ) from None
+    if name not in _SCALARS or np.dtype(dtype).byteorder == ">":
+        raise TypeError(
+            f"{parameter} {dtype!r} is not a supported kernel dtype; use one of "
+            f"{', '.join(SCALAR_NAMES)}"
+        )
+    return _SCALARS[name]
+
+
+def usm_array(
+    dtype: object,
+    ndim: int,
+    layout: str = "C",
+    usm_type: str = "device",
+    device: object = None,
+) -> USMArrayType:
+    """Build the type of a USM array argument; every field is normalised and validated."""
+    numba_dtype = scalar_type(dtype)
+    if isinstance(ndim, bool) or not isinstance(ndim, (int, np.integer)):
+        raise TypeError(f"ndim must be an int from 0 to {MAX_NDIM}; got {ndim!r}")
+    if not 0 <= ndim <= MAX_NDIM:
+        raise ValueError(f"ndim must be from 0 to {MAX_NDIM}; got {ndim}")
+    if not isinstance(layout, str) or layout not in LAYOUTS:
+        raise ValueError(f"layout must be one of {', '.join(map(repr, LAYOUTS))}; got {layout!r}")
+    if not isinstance(usm_type, str) or usm_type not in USM_TYPES:
+        raise ValueError(
+            f"usm_type must be one of {', '.join(map(repr, USM_TYPES))}; got {usm_type!r}"
+        )
+    return USMArrayType(numba_dtype, int(ndim), layout, usm_type, canonical_device(device))
+
+
+def from_spec(spec: ArraySpec) -> USMArrayType:
+    """The Numba type of an ArraySpec (dispatch of lazy kernels goes spec -> type)."""
+    return USMArrayType(_SCALARS[spec.dtype], spec.ndim, spec.layout, spec.usm_type, spec.device)
+
+
+def scalar_from_name(name: str) -> types.Type:
+    """The Numba scalar type for a dtype name from spec.SCALAR_NAMES."""
+    return _SCALARS[name]
