@@ -1,6 +1,17 @@
 """dpex_kernels: explicit SYCL-style kernels in Python, compiled to SPIR-V, launched with dpctl."""
 
 from . import _runtime  # noqa: F401  (first: the OpenCL ICD bootstrap must precede dpctl)
+from .compiler.functions import DeviceFunction, func
+from .compiler.kernel_api import (
+    get_global_id,
+    get_global_size,
+    get_group_id,
+    get_local_id,
+    get_local_size,
+    get_num_groups,
+    get_work_dim,
+)
+from .dispatcher import CompiledKernel, JitKernel, kernel
 from .errors import (
     DeviceNotFoundError,
     ExecutionQueueError,

@@ -12,19 +12,35 @@ import dpctl
 import dpctl.memory as dpmem
 import numpy as np
 
-from .._runtime import canonical_device
 from .spec import SCALAR_NAMES, ArraySpec, contiguity, layout_of
 
 
 class USMArgument(NamedTuple):
     """One USM array argument as a launch sees it."""
 
-    spec: ArraySpec
+    #: (np.dtype, ndim, contiguity, usm_type, device name): cheap to build, hash and compare.
+    fingerprint: tuple
     queue: dpctl.SyclQueue
     memory: object  # a dpctl.memory._Memory holding the allocation
     offset: int  # bytes from the allocation's start to element 0
     shape: tuple[int, ...]
     strides: tuple[int, ...]  # bytes
+
+    @property
+    def spec(self) -> ArraySpec:
+        return spec_of_fingerprint(self.fingerprint)
+
+
+def spec_of_fingerprint(fingerprint: tuple) -> ArraySpec:
+    """The ArraySpec a fingerprint stands for (off the hot path)."""
+    dtype, ndim, contig, usm_type, device = fingerprint
+    name = dtype.name
+    if name not in SCALAR_NAMES or dtype.byteorder == ">":
+        raise TypeError(
+            f"USM arrays of dtype {dtype} cannot be passed to a kernel; supported dtypes are "
+            f"{', '.join(SCALAR_NAMES)} in native byte order"
+        )
+    return ArraySpec(name, ndim, layout_of(contig), usm_type, device, contig)
 
 
 class _DeviceNames:
@@ -43,38 +59,20 @@ class _DeviceNames:
 
 device_name_of_queue = _DeviceNames()
 
-
-def _dtype_name(dtype: np.dtype, obj: object) -> str:
-    name = dtype.name
-    if name not in SCALAR_NAMES or dtype.byteorder == ">":
-        raise TypeError(
-            f"USM array of dtype {dtype} ({type(obj).__name__}) cannot be passed to a kernel; "
-            f"supported dtypes are {', '.join(SCALAR_NAMES)} in native byte order"
-        )
-    return name
-
-
-def _spec(dtype, shape, strides, usm_type, queue, obj) -> ArraySpec:
-    name = _dtype_name(dtype, obj)
-    contig = contiguity(shape, strides, dtype.itemsize)
-    return ArraySpec(
-        name, len(shape), layout_of(contig), usm_type, device_name_of_queue(queue), contig
-    )
+_CONTIGUITY = {0: "", 1: "C", 2: "F", 3: "CF"}
 
 
 def _read_usm_ndarray(x) -> USMArgument:
-    dtype = x.dtype
-    itemsize = dtype.itemsize
+    itemsize = x.itemsize
     shape = x.shape
     strides = tuple(s * itemsize for s in x.strides)
     queue = x.sycl_queue
+    fingerprint = (
+        x.dtype, len(shape), _CONTIGUITY[x.flags.flags & 3], x.usm_type,
+        device_name_of_queue(queue),
+    )
     return USMArgument(
-        _spec(dtype, shape, strides, x.usm_type, queue, x),
-        queue,
-        x.usm_data,
-        x._element_offset * itemsize,
-        shape,
-        strides,
+        fingerprint, queue, x.usm_data, x._element_offset * itemsize, shape, strides
     )
 
 
@@ -102,14 +100,11 @@ def _read_interface(x) -> USMArgument:
     offset = int(iface.get("offset", 0)) * itemsize
     # The interface's data pointer may lie inside the allocation that as_usm_memory found.
     offset += int(iface["data"][0]) - int(memory._pointer)
-    return USMArgument(
-        _spec(dtype, shape, strides, memory.get_usm_type(), queue, x),
-        queue,
-        memory,
-        offset,
-        shape,
-        strides,
+    fingerprint = (
+        dtype, len(shape), contiguity(shape, strides, itemsize), memory.get_usm_type(),
+        device_name_of_queue(queue),
     )
+    return USMArgument(fingerprint, queue, memory, offset, shape, strides)
 
 
 def _known_readers() -> dict[type, object]:
@@ -153,4 +148,4 @@ def array_spec_of(obj: object) -> ArraySpec | None:
     return None if arg is None else arg.spec
 
 
-__all__ = ["USMArgument", "array_spec_of", "canonical_device", "read_usm_array", "reader_for"]
+__all__ = ["USMArgument", "array_spec_of", "read_usm_array", "reader_for", "spec_of_fingerprint"]

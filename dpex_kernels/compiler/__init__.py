@@ -1,0 +1,1 @@
+"""Python function + signature -> SPIR-V bytes: target, kernel API, lowering, codegen."""

@@ -1,0 +1,205 @@
+"""LLVM modules -> one linked, optimised module -> SPIR-V bytes, with llvmlite's own back end."""
+
+from __future__ import annotations
+
+import re
+import threading
+
+import llvmlite.binding as ll
+from llvmlite import ir
+from numba.core.codegen import CodeLibrary, Codegen
+
+from ..errors import KernelCompileError
+
+TRIPLE = "spirv64-unknown-unknown"
+DATA_LAYOUT = (
+    "e-i64:64-v16:16-v24:32-v32:32-v48:64-v96:128-v192:256-v256:256-v512:512-v1024:1024"
+    "-n8:16:32:64-G1"
+)
+
+_llvm_lock = threading.Lock()
+_initialised = False
+
+
+def _ensure_llvm() -> None:
+    global _initialised
+    with _llvm_lock:
+        if not _initialised:
+            ll.initialize_all_targets()
+            ll.initialize_all_asmprinters()
+            _initialised = True
+
+
+class SPIRVCodeLibrary(CodeLibrary):
+    """Collects the IR modules of one function and the libraries it calls; links lazily."""
+
+    def __init__(self, codegen, name):
+        super().__init__(codegen, name)
+        self._modules: list[ir.Module] = []
+        self._linking_libraries: list[SPIRVCodeLibrary] = []
+
+    def add_ir_module(self, ir_module):
+        self._raise_if_finalized()
+        self._modules.append(ir_module)
+
+    def add_linking_library(self, library):
+        self._linking_libraries.append(library)
+
+    def finalize(self):
+        self._finalized = True
+
+    def get_function(self, name):
+        for module in self._modules:
+            try:
+                return module.get_global(name)
+            except KeyError:
+                continue
+        raise KeyError(name)
+
+    def get_llvm_str(self):
+        return "\n".join(str(module) for module in self._modules)
+
+    def get_asm_str(self):
+        return self.get_llvm_str()
+
+    def all_modules(self) -> list[ir.Module]:
+        """This library's modules and those of every library it links, each once."""
+        seen: set[int] = set()
+        ordered: list[ir.Module] = []
+
+        def visit(library: SPIRVCodeLibrary) -> None:
+            if id(library) in seen:
+                return
+            seen.add(id(library))
+            ordered.extend(library._modules)
+            for dependency in library._linking_libraries:
+                visit(dependency)
+
+        visit(self)
+        return ordered
+
+
+class SPIRVCodegen(Codegen):
+    """Numba's codegen hook: makes spirv64 modules and SPIR-V code libraries."""
+
+    _library_class = SPIRVCodeLibrary
+
+    def __init__(self):
+        _ensure_llvm()
+        self._data_layout = DATA_LAYOUT
+        self._target_data = ll.create_target_data(DATA_LAYOUT)
+
+    def _create_empty_module(self, name):
+        module = ir.Module(name)
+        module.triple = TRIPLE
+        module.data_layout = DATA_LAYOUT
+        return module
+
+    def _add_module(self, module):
+        pass
+
+    def magic_tuple(self):
+        return (TRIPLE, "spirv", "")
+
+
+# C library names Numba emits for some math functions, and the OpenCL built-ins (Itanium
+# mangled, which the SPIR-V back end turns into OpenCL.std instructions) that replace them.
+_LIBM_UNARY = (
+    "acos acosh asin asinh atan atanh cbrt ceil cos cosh erf erfc exp exp2 expm1 fabs floor "
+    "lgamma log log10 log1p log2 rint round sin sinh sqrt tan tanh tgamma trunc"
+).split()
+_LIBM_BINARY = "atan2 copysign fmax fmin fmod hypot pow nextafter".split()
+
+
+def _opencl_name(name: str, arity: int, type_code: str) -> str:
+    return f"_Z{len(name)}{name}{type_code * arity}"
+
+
+def _libm_renames() -> dict[str, str]:
+    renames = {}
+    for arity, names in ((1, _LIBM_UNARY), (2, _LIBM_BINARY)):
+        for name in names:
+            renames[name] = _opencl_name(name, arity, "d")
+            renames[name + "f"] = _opencl_name(name, arity, "f")
+    renames["gamma"] = _opencl_name("tgamma", 1, "d")
+    renames["gammaf"] = _opencl_name("tgamma", 1, "f")
+    renames["numba_gamma"] = _opencl_name("tgamma", 1, "d")
+    renames["numba_gammaf"] = _opencl_name("tgamma", 1, "f")
+    renames["ldexp"] = "_Z5ldexpdi"
+    renames["ldexpf"] = "_Z5ldexpfi"
+    return renames
+
+
+LIBM_RENAMES = _libm_renames()
+
+# Declarations that may stay external: OpenCL built-ins (mangled), LLVM intrinsics, and
+# SPIR-V built-in variables.
+_ALLOWED_EXTERNAL = re.compile(r"^(_Z\d+|llvm\.|__spirv_)")
+
+
+def _rename_libm_calls(module: ll.ModuleRef) -> None:
+    for function in module.functions:
+        if function.is_declaration and function.name in LIBM_RENAMES:
+            function.name = LIBM_RENAMES[function.name]
+
+
+def _reject_host_calls(module: ll.ModuleRef, kernel_name: str) -> None:
+    """A call to a host-only symbol would fail the device build with an empty error."""
+    missing = sorted(
+        f.name
+        for f in module.functions
+        if f.is_declaration and not _ALLOWED_EXTERNAL.match(f.name)
+    )
+    if missing:
+        raise KernelCompileError(
+            f"kernel '{kernel_name}' calls host-only function(s) {', '.join(missing)}, which do "
+            f"not exist on a SYCL device; use math.* functions or dk device functions instead"
+        )
+
+
+def link_modules(modules: list[ir.Module]) -> ll.ModuleRef:
+    """Parse and link Numba's IR modules into one LLVM module."""
+    _ensure_llvm()
+    linked = None
+    for module in modules:
+        parsed = ll.parse_assembly(str(module))
+        if linked is None:
+            linked = parsed
+        else:
+            linked.link_in(parsed)
+    linked.triple = TRIPLE
+    linked.data_layout = DATA_LAYOUT
+    return linked
+
+
+def _target_machine(opt_level: int):
+    target = ll.Target.from_triple(TRIPLE)
+    return target.create_target_machine(opt=min(opt_level, 3))
+
+
+def optimise(module: ll.ModuleRef, kernel_names: list[str], opt_level: int) -> None:
+    """Internalise all but the kernels, then run LLVM's pipeline at `opt_level` (never below 1).
+
+    Optimisation is mandatory here: unoptimised Numba IR passes aggregates by value, which the
+    SPIR-V back end either mistranslates or aborts on (COMPILER-FINDINGS.md).
+    """
+    keep = set(kernel_names)
+    for function in module.functions:
+        if not function.is_declaration and function.name not in keep:
+            function.linkage = "internal"
+    for variable in module.global_variables:
+        if not variable.is_declaration:
+            variable.linkage = "internal"
+    _rename_libm_calls(module)
+    machine = _target_machine(opt_level)
+    options = ll.create_pipeline_tuning_options(speed_level=max(1, min(opt_level, 3)))
+    builder = ll.create_pass_builder(machine, options)
+    builder.getModulePassManager().run(module, builder)
+    module.verify()
+
+
+def emit_spirv(module: ll.ModuleRef, kernel_name: str, opt_level: int) -> bytes:
+    """SPIR-V bytes for an optimised module; refuses modules that call host functions."""
+    _reject_host_calls(module, kernel_name)
+    with _llvm_lock:  # the back end keeps process-wide state
+        return _target_machine(opt_level).emit_object(module)

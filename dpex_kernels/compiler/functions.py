@@ -1,0 +1,156 @@
+"""Device functions: Numba compiles for the SYCL target, callable only from device code.
+
+A DeviceFunction plays the part Numba expects of a dispatcher (numba-cuda's model): typing a
+call compiles the callee for the argument types, registers its lowering with the target
+context, and the caller's code library links the callee's.
+"""
+
+from __future__ import annotations
+
+import threading
+
+from numba.core import compiler, sigutils, types, typing, utils
+from numba.core.compiler_lock import global_compiler_lock
+from numba.core.target_extension import (
+    dispatcher_registry,
+    jit_registry,
+    target_override,
+)
+from numba.core.typing.typeof import typeof_impl
+
+from .target import TARGET_NAME, SYCLDevice, sycl_target
+
+
+def device_flags(*, fastmath: bool = False, debug: bool = False, inline: bool = False):
+    """Numba compiler flags for device code: no Python objects, no NRT, NumPy errors."""
+    flags = compiler.Flags()
+    sycl_target.options.parse_as_flags(flags, {})
+    flags.fastmath = bool(fastmath)
+    flags.boundscheck = bool(debug)
+    flags.forceinline = bool(inline)
+    return flags
+
+
+def compile_device_code(py_func, argtypes, *, fastmath=False, debug=False, return_type=None):
+    """Numba's front end and lowering for one Python function on the SYCL target."""
+    with global_compiler_lock, target_override(TARGET_NAME):
+        return compiler.compile_extra(
+            sycl_target.typing_context,
+            sycl_target.target_context,
+            py_func,
+            tuple(argtypes),
+            return_type,
+            device_flags(fastmath=fastmath, debug=debug),
+            locals={},
+        )
+
+
+class DeviceFunction:
+    """What @dk.func returns: compiled per argument types when a kernel calls it."""
+
+    targetdescr = sycl_target
+    _cpu_twins: dict[int, DeviceFunction] = {}
+
+    def __init__(self, py_func, signatures=None, *, fastmath: bool = False, debug: bool = False):
+        self.py_func = py_func
+        self.__name__ = getattr(py_func, "__name__", "device_function")
+        self.__doc__ = py_func.__doc__
+        self.__wrapped__ = py_func
+        self.overloads: dict[tuple, object] = {}
+        self.targetoptions = {"fastmath": fastmath, "debug": debug}
+        self._lock = threading.RLock()
+        self._can_compile = True
+        for sig in signatures or ():
+            self.compile(sig)
+        if signatures:
+            self._can_compile = False
+
+    def __repr__(self) -> str:
+        return f"<dk.func {self.__name__}>"
+
+    def __call__(self, *args, **kwargs):
+        raise TypeError(
+            f"device function '{self.__name__}' can only be called from a @dk.kernel or "
+            f"another @dk.func; to run it on the host, call its .py_func"
+        )
+
+    @classmethod
+    def for_cpu_dispatcher(cls, dispatcher) -> DeviceFunction:
+        """The device twin of a CPU @njit function that a kernel calls."""
+        twin = cls._cpu_twins.get(id(dispatcher))
+        if twin is None or twin.py_func is not dispatcher.py_func:
+            twin = cls(dispatcher.py_func)
+            cls._cpu_twins[id(dispatcher)] = twin
+        return twin
+
+    def compile(self, sig):
+        """Compile for a signature (or a tuple of argument types); returns Numba's result."""
+        argtypes, return_type = sigutils.normalize_signature(sig)
+        return self._compile(tuple(argtypes), return_type)
+
+    def _compile(self, argtypes: tuple, return_type=None):
+        with self._lock:
+            existing = self.overloads.get(argtypes)
+            if existing is not None:
+                return existing
+            cres = compile_device_code(
+                self.py_func, argtypes, return_type=return_type, **self.targetoptions
+            )
+            cres.target_context.insert_user_function(cres, cres.fndesc, [cres.library])
+            self.overloads[argtypes] = cres
+            return cres
+
+    @property
+    def nopython_signatures(self):
+        return [cres.signature for cres in self.overloads.values()]
+
+    @property
+    def signatures(self):
+        return list(self.overloads)
+
+    def get_call_template(self, args, kws):
+        """Numba's hook while typing a caller: compile for `args`, then offer what exists."""
+        args = tuple(args)
+        if self._can_compile and not kws:
+            self._compile(args)
+        template = typing.make_concrete_template(
+            f"CallTemplate({self.__name__})", key=self.__name__,
+            signatures=self.nopython_signatures,
+        )
+        return template, utils.pysignature(self.py_func), args, kws
+
+    def get_overload(self, args):
+        """The key under which the compiled overload's lowering was registered."""
+        return self.overloads[tuple(args)]
+
+
+@typeof_impl.register(DeviceFunction)
+def _typeof_device_function(value, context):
+    return types.Dispatcher(value)
+
+
+def _jit_for_overloads(*args, **options):
+    """What Numba's @overload machinery calls to compile an implementation for this target."""
+    if args and callable(args[0]):
+        return DeviceFunction(args[0])
+    return lambda py_func: DeviceFunction(py_func)
+
+
+dispatcher_registry[SYCLDevice] = DeviceFunction
+jit_registry[SYCLDevice] = _jit_for_overloads
+
+
+def func(function_or_signatures=None, /, *, fastmath: bool = False, debug: bool = False):
+    """@dk.func (lazy) or @dk.func(sig | [sigs]): a device function for kernels to call."""
+    from numba.core.typing.templates import Signature
+
+    if callable(function_or_signatures) and not isinstance(function_or_signatures, Signature):
+        return DeviceFunction(function_or_signatures, fastmath=fastmath, debug=debug)
+    signatures = function_or_signatures
+    if isinstance(signatures, Signature):
+        signatures = [signatures]
+
+    def decorate(py_func) -> DeviceFunction:
+        return DeviceFunction(py_func, signatures, fastmath=fastmath, debug=debug)
+
+    return decorate

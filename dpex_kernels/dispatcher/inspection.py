@@ -1,0 +1,19 @@
+"""Human-readable SPIR-V for inspect_spirv, through spirv-dis where it is installed."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+
+
+def spirv_text(spirv: bytes) -> str:
+    """The disassembly of `spirv` when spirv-dis exists, else a hex dump of its words."""
+    tool = shutil.which("spirv-dis")
+    if tool:
+        done = subprocess.run([tool, "-", "-o", "-"], input=spirv, capture_output=True,
+                              check=False, timeout=60)
+        if done.returncode == 0:
+            return done.stdout.decode()
+    words = [spirv[i : i + 4][::-1].hex() for i in range(0, len(spirv), 4)]
+    lines = [" ".join(words[i : i + 8]) for i in range(0, len(words), 8)]
+    return "; SPIR-V binary (install spirv-tools for a disassembly)\n" + "\n".join(lines)

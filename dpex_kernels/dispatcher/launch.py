@@ -1,0 +1,264 @@
+"""The launch path: pack arguments, order after dpnp's work, submit_async, keep arguments alive.
+
+Everything that can be decided once per (kernel, argument fingerprint) lives in a LaunchPlan;
+a launch reads the arguments, looks the plan up in a dict and submits.
+"""
+
+from __future__ import annotations
+
+import atexit
+import ctypes
+import threading
+from collections import deque
+
+import dpctl
+from dpctl.enum_types import event_status_type
+from dpctl.utils import SequentialOrderManager
+
+from ..errors import ExecutionQueueError, InvalidRangeError, KernelBoundsError
+from ..types.ranges import NdRange, Range, as_launch_range
+from ..types.spec import scalar_matches
+
+_CTYPES = {
+    "bool": ctypes.c_uint8,
+    "int8": ctypes.c_char,
+    "uint8": ctypes.c_uint8,
+    "int16": ctypes.c_short,
+    "uint16": ctypes.c_ushort,
+    "int32": ctypes.c_int,
+    "uint32": ctypes.c_uint,
+    "int64": ctypes.c_longlong,
+    "uint64": ctypes.c_ulonglong,
+    "float32": ctypes.c_float,
+    "float64": ctypes.c_double,
+}
+_Int64 = ctypes.c_longlong
+
+
+class _Int64Cache(dict):
+    """Shared c_longlong objects for the small ints launches pass again and again.
+
+    Safe to share: dpctl copies argument values when the kernel is submitted.
+    """
+
+    def __missing__(self, value: int):
+        if len(self) > 4096:
+            self.clear()
+        made = self[value] = _Int64(value)
+        return made
+
+
+_int64 = _Int64Cache()
+
+
+class ScalarMismatch(Exception):
+    """A scalar's value does not fit the plan chosen by its Python type; re-match slowly."""
+
+
+_COMPLETE = event_status_type.complete
+
+
+class InFlight:
+    """Keeps each launch's arguments alive until its event completes.
+
+    Cheaper than a host task per launch: completed launches are released a few at a time
+    on later launches, and at interpreter exit everything still running is waited for.
+    """
+
+    def __init__(self) -> None:
+        self._entries: deque = deque()
+        self._lock = threading.Lock()
+        atexit.register(self.wait_all)
+
+    def add(self, event: dpctl.SyclEvent, payload: object) -> None:
+        entries = self._entries
+        with self._lock:
+            entries.append((event, payload))
+            for _ in range(2):
+                if entries and entries[0][0].execution_status == _COMPLETE:
+                    entries.popleft()
+                else:
+                    break
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def wait_all(self) -> None:
+        with self._lock:
+            entries, self._entries = self._entries, deque()
+        for event, _ in entries:
+            event.wait()
+
+
+in_flight = InFlight()
+
+
+def _pack_array(param_layout_a: bool):
+    if param_layout_a:
+
+        def pack(flat, value, usm):
+            flat.append(usm.memory)
+            flat.append(_int64[usm.offset])
+            flat.extend([_int64[n] for n in usm.shape])
+            flat.extend([_int64[s] for s in usm.strides])
+
+    else:
+
+        def pack(flat, value, usm):
+            flat.append(usm.memory)
+            flat.append(_int64[usm.offset])
+            flat.extend([_int64[n] for n in usm.shape])
+
+    return pack
+
+
+def _pack_scalar(name: str):
+    if name.startswith("complex"):
+        part = ctypes.c_float if name == "complex64" else ctypes.c_double
+
+        def pack(flat, value, usm):
+            if not scalar_matches(name, value) and not isinstance(value, (int, float, complex)):
+                raise ScalarMismatch
+            value = complex(value)
+            flat.append(part(value.real))
+            flat.append(part(value.imag))
+
+        return pack
+    ctype = _CTYPES[name]
+    if name == "int8":
+
+        def pack(flat, value, usm):
+            if not scalar_matches(name, value):
+                raise ScalarMismatch
+            flat.append(ctype(int(value) & 0xFF))
+
+        return pack
+
+    def pack(flat, value, usm):
+        if not scalar_matches(name, value):
+            raise ScalarMismatch
+        flat.append(ctype(value))
+
+    return pack
+
+
+def make_packers(params) -> tuple:
+    """One packer per parameter (ArraySpec or scalar name), in flattening order."""
+    from ..types.spec import ArraySpec
+
+    return tuple(
+        _pack_array(p.layout == "A") if isinstance(p, ArraySpec) else _pack_scalar(p)
+        for p in params
+    )
+
+
+def normalise_depends_on(depends_on) -> list:
+    """A list of SyclEvents from None, one event or a sequence of events."""
+    if depends_on is None:
+        return []
+    if isinstance(depends_on, dpctl.SyclEvent):
+        return [depends_on]
+    if isinstance(depends_on, (list, tuple)):
+        for event in depends_on:
+            if not isinstance(event, dpctl.SyclEvent):
+                raise TypeError(
+                    f"depends_on must hold dpctl.SyclEvent objects; got {type(event).__name__}"
+                )
+        return list(depends_on)
+    raise TypeError(
+        f"depends_on must be a dpctl.SyclEvent or a sequence of them; got "
+        f"{type(depends_on).__name__}"
+    )
+
+
+class LaunchRange:
+    """A validated launch range in the lists submit_async takes."""
+
+    __slots__ = ("empty", "global_size", "local_size", "local_total", "value")
+
+    def __init__(self, value) -> None:
+        launch_range = as_launch_range(value)
+        self.value = launch_range
+        if isinstance(launch_range, NdRange):
+            self.global_size = list(launch_range.global_range)
+            self.local_size = list(launch_range.local_range)
+            total = 1
+            for n in self.local_size:
+                total *= n
+            self.local_total = total
+        else:
+            assert isinstance(launch_range, Range)
+            self.global_size = list(launch_range)
+            self.local_size = None
+            self.local_total = 0
+        self.empty = any(n == 0 for n in self.global_size)
+
+
+def check_local_size(launch_range: LaunchRange, attrs, kernel_name: str) -> None:
+    """The local range must fit the compiled kernel's max work-group size."""
+    if launch_range.local_total > attrs.max_work_group_size:
+        raise InvalidRangeError(
+            f"kernel '{kernel_name}': work-group of {launch_range.local_total} work-items "
+            f"({launch_range.value.local_range!r}) exceeds the kernel's max_work_group_size "
+            f"{attrs.max_work_group_size} on this device"
+        )
+
+
+def common_queue(kernel_name: str, param_names, usm_args) -> dpctl.SyclQueue | None:
+    """Compute follows data: the one queue all USM arguments live on."""
+    queue = None
+    first = None
+    for position, usm in enumerate(usm_args):
+        if usm is None:
+            continue
+        if queue is None:
+            queue, first = usm.queue, position
+        elif usm.queue is not queue and usm.queue != queue:
+            described = ", ".join(
+                f"'{param_names[i]}' on {u.queue.sycl_device.filter_string} "
+                f"(queue {id(u.queue):#x}, context {id(u.queue.sycl_context):#x})"
+                for i, u in enumerate(usm_args)
+                if u is not None
+            )
+            raise ExecutionQueueError(
+                f"kernel '{kernel_name}' got USM arrays on different SYCL queues: {described}. "
+                f"Compute follows data: copy arrays to one queue first "
+                f"(x.to_device(other.sycl_queue)) so the kernel knows where to run"
+            )
+    del first
+    return queue
+
+
+def submit(queue, sycl_kernel, flat, launch_range: LaunchRange, depends_on, keep_alive):
+    """Order after dpnp's pending work and `depends_on`, submit, register, keep alive."""
+    order = SequentialOrderManager[queue]
+    dependencies = order.submitted_events
+    if depends_on:
+        dependencies = dependencies + depends_on
+    event = queue.submit_async(
+        sycl_kernel, flat, launch_range.global_size, launch_range.local_size, dependencies
+    )
+    order.add_event_pair(event, event)
+    in_flight.add(event, (keep_alive, flat))
+    return event
+
+
+def submit_checked(queue, sycl_kernel, flat, launch_range, depends_on, keep_alive, artifacts):
+    """Debug mode: pass an error flag, wait, and raise what a work-item raised."""
+    import dpctl.memory as dpmem
+
+    flag = dpmem.MemoryUSMShared(4, queue=queue)
+    flag.memset(0)
+    event = submit(queue, sycl_kernel, [*flat, flag], launch_range, depends_on, keep_alive)
+    event.wait()
+    code = int.from_bytes(flag.copy_to_host().tobytes(), "little", signed=True)
+    if code == 0:
+        return event
+    exc_class, exc_args = artifacts.exceptions.get(code, (None, ()))
+    message = exc_args[0] if exc_args else "no message"
+    if exc_class is None or issubclass(exc_class, IndexError):
+        raise KernelBoundsError(
+            f"kernel '{artifacts.name}' indexed an array out of bounds ({message}); the "
+            f"launch ran with debug=True, so nothing beyond the array was written"
+        )
+    raise exc_class(f"raised inside kernel '{artifacts.name}': {message}")
