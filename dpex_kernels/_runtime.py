@@ -59,7 +59,7 @@ def no_device_message(what: str) -> str:
     return f"No SYCL device matches {what} (devices visible: {visible}). {_INSTALL_HINT}"
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _device_from_filter(filter_string: str) -> dpctl.SyclDevice:
     try:
         return dpctl.SyclDevice(filter_string)
@@ -96,7 +96,7 @@ def canonical_device(device: object) -> str:
     return lookup_device(device).filter_string
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def device_by_canonical_name(name: str) -> dpctl.SyclDevice:
     """The SyclDevice for a canonical filter string, cached: used on hot paths."""
     return _device_from_filter(name)

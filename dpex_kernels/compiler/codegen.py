@@ -7,7 +7,7 @@ import threading
 
 import llvmlite.binding as ll
 from llvmlite import ir
-from numba.core.codegen import CodeLibrary, Codegen
+from numba.core.codegen import Codegen, CodeLibrary
 
 from ..errors import KernelCompileError
 
@@ -104,11 +104,40 @@ class SPIRVCodegen(Codegen):
 
 # C library names Numba emits for some math functions, and the OpenCL built-ins (Itanium
 # mangled, which the SPIR-V back end turns into OpenCL.std instructions) that replace them.
-_LIBM_UNARY = (
-    "acos acosh asin asinh atan atanh cbrt ceil cos cosh erf erfc exp exp2 expm1 fabs floor "
-    "lgamma log log10 log1p log2 rint round sin sinh sqrt tan tanh tgamma trunc"
-).split()
-_LIBM_BINARY = "atan2 copysign fmax fmin fmod hypot pow nextafter".split()
+_LIBM_UNARY = [
+    "acos",
+    "acosh",
+    "asin",
+    "asinh",
+    "atan",
+    "atanh",
+    "cbrt",
+    "ceil",
+    "cos",
+    "cosh",
+    "erf",
+    "erfc",
+    "exp",
+    "exp2",
+    "expm1",
+    "fabs",
+    "floor",
+    "lgamma",
+    "log",
+    "log10",
+    "log1p",
+    "log2",
+    "rint",
+    "round",
+    "sin",
+    "sinh",
+    "sqrt",
+    "tan",
+    "tanh",
+    "tgamma",
+    "trunc",
+]
+_LIBM_BINARY = ["atan2", "copysign", "fmax", "fmin", "fmod", "hypot", "pow", "nextafter"]
 
 
 def _opencl_name(name: str, arity: int, type_code: str) -> str:
@@ -146,9 +175,7 @@ def _rename_libm_calls(module: ll.ModuleRef) -> None:
 def _reject_host_calls(module: ll.ModuleRef, kernel_name: str) -> None:
     """A call to a host-only symbol would fail the device build with an empty error."""
     missing = sorted(
-        f.name
-        for f in module.functions
-        if f.is_declaration and not _ALLOWED_EXTERNAL.match(f.name)
+        f.name for f in module.functions if f.is_declaration and not _ALLOWED_EXTERNAL.match(f.name)
     )
     if missing:
         raise KernelCompileError(

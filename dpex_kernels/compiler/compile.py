@@ -1,4 +1,4 @@
-"""Python kernel + argument types -> KernelArtifacts (LLVM IR and SPIR-V): the compiler's front door.
+"""Python kernel + argument types -> KernelArtifacts (LLVM IR, SPIR-V): the compiler's front door.
 
 Every failure leaves here as KernelCompileError naming the kernel, its source line and what
 to do instead; nothing a user writes reaches the SPIR-V back end in a shape that aborts.
@@ -40,14 +40,20 @@ class KernelArtifacts:
 
 _HINTS = (
     (r"print", "print() is not supported inside kernels; write results to an output array"),
-    (r"np\.(empty|zeros|ones|array|full)|allocat|NRT|meminfo",
-     "kernels cannot allocate arrays; pass an output array, or use dk.local.array / "
-     "dk.private.array"),
-    (r"pyobject|object mode|reflected|Untyped global|Unknown attribute",
-     "only typed, device-compatible code runs in kernels: no Python objects, lists, dicts or "
-     "untyped globals"),
-    (r"[Dd]ynamic|exception|raise",
-     "raise only with constant arguments (raise ValueError('text'))"),
+    (
+        r"np\.(empty|zeros|ones|array|full)|allocat|NRT|meminfo",
+        "kernels cannot allocate arrays; pass an output array, or use dk.local.array / "
+        "dk.private.array",
+    ),
+    (
+        r"pyobject|object mode|reflected|Untyped global|Unknown attribute",
+        "only typed, device-compatible code runs in kernels: no Python objects, lists, dicts or "
+        "untyped globals",
+    ),
+    (
+        r"[Dd]ynamic|exception|raise",
+        "raise only with constant arguments (raise ValueError('text'))",
+    ),
     (r"return", "kernels return nothing: write results into an output array argument"),
 )
 

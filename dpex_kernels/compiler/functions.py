@@ -114,7 +114,8 @@ class DeviceFunction:
         if self._can_compile and not kws:
             self._compile(args)
         template = typing.make_concrete_template(
-            f"CallTemplate({self.__name__})", key=self.__name__,
+            f"CallTemplate({self.__name__})",
+            key=self.__name__,
             signatures=self.nopython_signatures,
         )
         return template, utils.pysignature(self.py_func), args, kws

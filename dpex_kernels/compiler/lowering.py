@@ -72,8 +72,7 @@ def _rebuild_array(context: SYCLTargetContext, builder, argtype: USMArrayType, v
     element_type = context.get_data_type(argtype.dtype)
     typed = builder.bitcast(generic, element_type.as_pointer(GENERIC))
     array = context.make_array(argtype)(context, builder)
-    populate_array(array, data=typed, shape=shape, strides=strides, itemsize=itemsize,
-                   meminfo=None)
+    populate_array(array, data=typed, shape=shape, strides=strides, itemsize=itemsize, meminfo=None)
     return array._getvalue()
 
 
@@ -117,9 +116,7 @@ def build_kernel_entry(context: SYCLTargetContext, fndesc, symbol: str, library,
             call_args.append(flat[0])
 
     callee = context.declare_function(module, fndesc)
-    status, _ = context.call_conv.call_function(
-        builder, callee, types.void, argtypes, call_args
-    )
+    status, _ = context.call_conv.call_function(builder, callee, types.void, argtypes, call_args)
     if error_flag:
         flag = entry.args[-1]
         with builder.if_then(status.is_error, likely=False):

@@ -9,8 +9,15 @@ from numba.core.typing.templates import Signature
 from .kernel import CompiledKernel, JitKernel, KernelStats, Launcher
 
 
-def kernel(function_or_signatures=None, /, *, cache: bool = False, fastmath: bool = False,
-           opt_level: int = 3, debug: bool = False) -> JitKernel | Callable[..., JitKernel]:
+def kernel(
+    function_or_signatures=None,
+    /,
+    *,
+    cache: bool = False,
+    fastmath: bool = False,
+    opt_level: int = 3,
+    debug: bool = False,
+) -> JitKernel | Callable[..., JitKernel]:
     """@dk.kernel (lazy) or @dk.kernel(sig | [sigs]) (eager: compiled right here)."""
     options = {"cache": cache, "fastmath": fastmath, "opt_level": opt_level, "debug": debug}
     if callable(function_or_signatures) and not isinstance(function_or_signatures, Signature):

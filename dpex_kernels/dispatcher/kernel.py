@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import threading
 from dataclasses import dataclass
@@ -15,7 +16,7 @@ from .._runtime import default_device, device_by_canonical_name
 from ..compiler.compile import KernelArtifacts, compile_kernel
 from ..device import KernelAttributes, build_kernel
 from ..errors import KernelSignatureError
-from ..types.arguments import reader_for, spec_of_fingerprint
+from ..types.arguments import _READERS, reader_for, spec_of_fingerprint
 from ..types.spec import ArraySpec, explain_mismatch, first_difference, scalar_name_of
 from ..types.typeof import not_passable_message
 from ..types.usm_array import USMArrayType, from_spec, scalar_from_name
@@ -23,8 +24,8 @@ from .launch import (
     LaunchRange,
     ScalarMismatch,
     check_local_size,
-    common_queue,
     make_packers,
+    mixed_queues_error,
     normalise_depends_on,
     submit,
     submit_checked,
@@ -41,6 +42,9 @@ def _needed_aspects(artifacts: KernelArtifacts) -> tuple[str, ...]:
     return ("fp64",) if " double" in artifacts.llvm_ir else ()
 
 
+_UNSEEN = object()
+
+
 class CompiledKernel:
     """One signature's compiled kernel: its artefacts and its SyclKernel on the device."""
 
@@ -51,8 +55,9 @@ class CompiledKernel:
         self.params = tuple(_param_spec(t) for t in artifacts.argtypes)
         self._aspects = _needed_aspects(artifacts)
         self._queue = dpctl.SyclQueue(device_by_canonical_name(device))
-        self.sycl_kernel = build_kernel(artifacts.spirv, artifacts.symbol, self._queue,
-                                        self._aspects)
+        self.sycl_kernel = build_kernel(
+            artifacts.spirv, artifacts.symbol, self._queue, self._aspects
+        )
         self.attrs = KernelAttributes.of(self.sycl_kernel)
 
     @property
@@ -131,17 +136,30 @@ def _device_of(argtypes) -> str:
 class JitKernel:
     """A kernel: compiled per signature (eagerly when declared), launched with kernel[range]."""
 
-    def __init__(self, py_func, signatures=None, *, cache: bool = False, fastmath: bool = False,
-                 opt_level: int = 3, debug: bool = False):
+    def __init__(
+        self,
+        py_func,
+        signatures=None,
+        *,
+        cache: bool = False,
+        fastmath: bool = False,
+        opt_level: int = 3,
+        debug: bool = False,
+    ):
         if not callable(py_func) or not hasattr(py_func, "__code__"):
             raise TypeError(f"@dk.kernel decorates a Python function; got {py_func!r}")
         self.py_func = py_func
         self.__name__ = py_func.__name__
         self.__doc__ = py_func.__doc__
         self.__wrapped__ = py_func
-        self.options = {"cache": bool(cache), "fastmath": bool(fastmath),
-                        "opt_level": int(opt_level), "debug": bool(debug)}
+        self.options = {
+            "cache": bool(cache),
+            "fastmath": bool(fastmath),
+            "opt_level": int(opt_level),
+            "debug": bool(debug),
+        }
         self.param_names = tuple(inspect.signature(py_func).parameters)
+        self.nparams = len(self.param_names)
         self.definitions: dict[Signature, CompiledKernel] = {}
         self.stats = KernelStats()
         self._plans: dict[tuple, LaunchPlan] = {}
@@ -180,8 +198,11 @@ class JitKernel:
                     f"'{self.__name__}' takes {len(self.param_names)}"
                 )
             artifacts = compile_kernel(
-                self.py_func, argtypes, fastmath=self.options["fastmath"],
-                opt_level=self.options["opt_level"], debug=self.options["debug"],
+                self.py_func,
+                argtypes,
+                fastmath=self.options["fastmath"],
+                opt_level=self.options["opt_level"],
+                debug=self.options["debug"],
             )
             self.stats.compiles += 1
             compiled = CompiledKernel(sig, _device_of(argtypes), artifacts)
@@ -199,25 +220,9 @@ class JitKernel:
             launcher = Launcher(self, LaunchRange(launch_range))
             if len(self._launchers) > 256:
                 self._launchers.clear()
-            try:
+            with contextlib.suppress(TypeError):  # unhashable ranges are not remembered
                 self._launchers[launch_range] = launcher
-            except TypeError:
-                pass
         return launcher
-
-    def _read_arguments(self, args):
-        usm_args = []
-        key = []
-        for value in args:
-            reader = reader_for(type(value))
-            if reader is None:
-                usm_args.append(None)
-                key.append(type(value))
-            else:
-                usm = reader(value)
-                usm_args.append(usm)
-                key.append(usm.fingerprint)
-        return usm_args, tuple(key)
 
     def _plan_for(self, args, usm_args, key, cache: bool = True) -> LaunchPlan:
         """The slow path: match (or compile, if lazy) for these arguments, remember the plan."""
@@ -225,8 +230,9 @@ class JitKernel:
             plan = self._plans.get(key) if cache else None
             if plan is not None:
                 return plan
-            arg_specs = tuple(None if u is None else spec_of_fingerprint(u.fingerprint)
-                              for u in usm_args)
+            arg_specs = tuple(
+                None if u is None else spec_of_fingerprint(u.fingerprint) for u in usm_args
+            )
             for position, (value, spec) in enumerate(zip(args, arg_specs)):
                 if spec is None and scalar_name_of(value) is None:
                     raise TypeError(
@@ -236,11 +242,15 @@ class JitKernel:
             compiled = self._match(args, arg_specs)
             if compiled is None:
                 if self._eager:
-                    raise KernelSignatureError(explain_mismatch(
-                        self.__name__, self.param_names,
-                        [(c.params, str(sig)) for sig, c in self.definitions.items()],
-                        args, arg_specs,
-                    ))
+                    raise KernelSignatureError(
+                        explain_mismatch(
+                            self.__name__,
+                            self.param_names,
+                            [(c.params, str(sig)) for sig, c in self.definitions.items()],
+                            args,
+                            arg_specs,
+                        )
+                    )
                 argtypes = tuple(
                     from_spec(spec) if spec is not None else scalar_from_name(scalar_name_of(v))
                     for v, spec in zip(args, arg_specs)
@@ -312,20 +322,33 @@ class Launcher:
 
     def __call__(self, *args, depends_on=None):
         kernel = self.kernel
-        if len(args) != len(kernel.param_names):
+        if len(args) != kernel.nparams:
             raise TypeError(
-                f"{kernel.__name__}() takes {len(kernel.param_names)} positional argument(s) "
+                f"{kernel.__name__}() takes {kernel.nparams} positional argument(s) "
                 f"but {len(args)} were given"
             )
-        usm_args, key = kernel._read_arguments(args)
+        usm_args = []
+        key = []
+        queue = None
+        for value in args:
+            reader = _READERS.get(type(value), _UNSEEN)
+            if reader is _UNSEEN:
+                reader = reader_for(type(value))
+            if reader is None:
+                usm_args.append(None)
+                key.append(type(value))
+                continue
+            usm = reader(value)
+            usm_args.append(usm)
+            key.append(usm.fingerprint)
+            if queue is None:
+                queue = usm.queue
+            elif usm.queue is not queue and usm.queue != queue:
+                raise mixed_queues_error(kernel.__name__, kernel.param_names, usm_args)
+        key = tuple(key)
         plan = kernel._plans.get(key)
         if plan is None:
             plan = kernel._plan_for(args, usm_args, key)
-        events = normalise_depends_on(depends_on) if depends_on is not None else None
-        queue = common_queue(kernel.__name__, kernel.param_names, usm_args)
-        launch_range = self.launch_range
-        if launch_range.local_size is not None:
-            check_local_size(launch_range, plan.compiled.attrs, kernel.__name__)
         flat = []
         try:
             for pack, value, usm in zip(plan.packers, args, usm_args):
@@ -335,11 +358,22 @@ class Launcher:
             flat = []
             for pack, value, usm in zip(plan.packers, args, usm_args):
                 pack(flat, value, usm)
-        if queue is None:
-            queue = plan.compiled._queue
+        launch_range = self.launch_range
+        if launch_range.local_size is not None:
+            check_local_size(launch_range, plan.compiled.attrs, kernel.__name__)
+        events = None if depends_on is None else normalise_depends_on(depends_on)
         if launch_range.empty:
             return dpctl.SyclEvent()
+        if queue is None:
+            queue = plan.compiled._queue
         if plan.compiled.artifacts.error_flag:
-            return submit_checked(queue, plan.kernel_for(queue), flat, launch_range, events,
-                                  args, plan.compiled.artifacts)
+            return submit_checked(
+                queue,
+                plan.kernel_for(queue),
+                flat,
+                launch_range,
+                events,
+                args,
+                plan.compiled.artifacts,
+            )
         return submit(queue, plan.kernel_for(queue), flat, launch_range, events, args)

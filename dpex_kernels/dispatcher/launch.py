@@ -32,23 +32,6 @@ _CTYPES = {
     "float32": ctypes.c_float,
     "float64": ctypes.c_double,
 }
-_Int64 = ctypes.c_longlong
-
-
-class _Int64Cache(dict):
-    """Shared c_longlong objects for the small ints launches pass again and again.
-
-    Safe to share: dpctl copies argument values when the kernel is submitted.
-    """
-
-    def __missing__(self, value: int):
-        if len(self) > 4096:
-            self.clear()
-        made = self[value] = _Int64(value)
-        return made
-
-
-_int64 = _Int64Cache()
 
 
 class ScalarMismatch(Exception):
@@ -61,20 +44,26 @@ _COMPLETE = event_status_type.complete
 class InFlight:
     """Keeps each launch's arguments alive until its event completes.
 
-    Cheaper than a host task per launch: completed launches are released a few at a time
-    on later launches, and at interpreter exit everything still running is waited for.
+    Cheaper than a host task per launch: every 8th launch releases the completed launches at
+    the front, and at interpreter exit everything still running is waited for.
     """
 
     def __init__(self) -> None:
         self._entries: deque = deque()
         self._lock = threading.Lock()
+        self._added = 0
         atexit.register(self.wait_all)
 
     def add(self, event: dpctl.SyclEvent, payload: object) -> None:
+        self._entries.append((event, payload))
+        self._added += 1
+        if not self._added & 7:
+            self.release_completed()
+
+    def release_completed(self) -> None:
         entries = self._entries
         with self._lock:
-            entries.append((event, payload))
-            for _ in range(2):
+            for _ in range(16):
                 if entries and entries[0][0].execution_status == _COMPLETE:
                     entries.popleft()
                 else:
@@ -93,21 +82,16 @@ class InFlight:
 in_flight = InFlight()
 
 
-def _pack_array(param_layout_a: bool):
-    if param_layout_a:
+def _pack_array(strided: bool):
+    if strided:
 
         def pack(flat, value, usm):
-            flat.append(usm.memory)
-            flat.append(_int64[usm.offset])
-            flat.extend([_int64[n] for n in usm.shape])
-            flat.extend([_int64[s] for s in usm.strides])
+            flat.extend(usm.packed_strided)
 
     else:
 
         def pack(flat, value, usm):
-            flat.append(usm.memory)
-            flat.append(_int64[usm.offset])
-            flat.extend([_int64[n] for n in usm.shape])
+            flat.extend(usm.packed)
 
     return pack
 
@@ -204,29 +188,17 @@ def check_local_size(launch_range: LaunchRange, attrs, kernel_name: str) -> None
         )
 
 
-def common_queue(kernel_name: str, param_names, usm_args) -> dpctl.SyclQueue | None:
-    """Compute follows data: the one queue all USM arguments live on."""
-    queue = None
-    first = None
-    for position, usm in enumerate(usm_args):
-        if usm is None:
-            continue
-        if queue is None:
-            queue, first = usm.queue, position
-        elif usm.queue is not queue and usm.queue != queue:
-            described = ", ".join(
-                f"'{param_names[i]}' on {u.queue.sycl_device.filter_string} "
-                f"(queue {id(u.queue):#x}, context {id(u.queue.sycl_context):#x})"
-                for i, u in enumerate(usm_args)
-                if u is not None
-            )
-            raise ExecutionQueueError(
-                f"kernel '{kernel_name}' got USM arrays on different SYCL queues: {described}. "
-                f"Compute follows data: copy arrays to one queue first "
-                f"(x.to_device(other.sycl_queue)) so the kernel knows where to run"
-            )
-    del first
-    return queue
+def mixed_queues_error(kernel_name: str, param_names, usm_args) -> ExecutionQueueError:
+    """Compute follows data: arrays on different queues leave no place to run."""
+    described = ", ".join(
+        f"'{param_names[i]}' on {u.queue.sycl_device.filter_string} (queue {id(u.queue):#x})"
+        for i, u in enumerate(usm_args)
+        if u is not None
+    )
+    return ExecutionQueueError(
+        f"kernel '{kernel_name}' got USM arrays on different SYCL queues: {described}. "
+        f"Compute follows data: copy them to one queue first (x.to_device(y.sycl_queue))"
+    )
 
 
 def submit(queue, sycl_kernel, flat, launch_range: LaunchRange, depends_on, keep_alive):

@@ -63,7 +63,7 @@ class Range(tuple):
 
 
 class NdRange:
-    """A global range split into work-groups of `local_range`; each local size divides its global."""
+    """A global range cut into work-groups of `local_range`; each local size divides its global."""
 
     __slots__ = ("global_range", "local_range")
 
@@ -117,9 +117,7 @@ def _as_range(value: object, what: str) -> Range:
         return Range(*value) if value else Range(*_dims((), what))
     if isinstance(value, int) and not isinstance(value, bool):
         return Range(value)
-    raise InvalidRangeError(
-        f"{what} must be a Range, an int or a tuple of 1-3 ints; got {value!r}"
-    )
+    raise InvalidRangeError(f"{what} must be a Range, an int or a tuple of 1-3 ints; got {value!r}")
 
 
 def as_launch_range(value: object) -> Range | NdRange:

@@ -18,9 +18,18 @@ FIELDS = ("dtype", "ndim", "layout", "usm_type", "device")
 #: NumPy names of the scalar types a kernel parameter may have.
 SCALAR_NAMES = (
     "bool",
-    "int8", "int16", "int32", "int64",
-    "uint8", "uint16", "uint32", "uint64",
-    "float32", "float64", "complex64", "complex128",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "uint8",
+    "uint16",
+    "uint32",
+    "uint64",
+    "float32",
+    "float64",
+    "complex64",
+    "complex128",
 )
 
 
@@ -38,7 +47,9 @@ class ArraySpec:
 
     def describe(self) -> str:
         """The same text as str(usm_array(...)), so messages read alike everywhere."""
-        return f"usm_array({self.dtype}, {self.ndim}d, {self.layout}, {self.usm_type}, {self.device})"
+        return (
+            f"usm_array({self.dtype}, {self.ndim}d, {self.layout}, {self.usm_type}, {self.device})"
+        )
 
     def mismatch(self, arg: ArraySpec) -> str | None:
         """The first field in which the argument `arg` does not fit this parameter, or None."""

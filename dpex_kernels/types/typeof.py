@@ -18,7 +18,9 @@ def not_passable_message(obj: object) -> str:
     elif isinstance(obj, (list, tuple)):
         hint = "make it a USM array first: dpnp.asarray(x, device=...)"
     else:
-        hint = "pass a USM array (dpnp.ndarray, usm_ndarray) or a scalar (int, float, bool, complex)"
+        hint = (
+            "pass a USM array (dpnp.ndarray, usm_ndarray) or a scalar (int, float, bool, complex)"
+        )
     return f"a {kind} cannot be passed to a kernel; {hint}"
 
 

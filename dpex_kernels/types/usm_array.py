@@ -9,7 +9,9 @@ from numba.core.datamodel import models, register_default
 from .._runtime import canonical_device, device_by_canonical_name
 from .spec import LAYOUTS, MAX_NDIM, SCALAR_NAMES, USM_TYPES, ArraySpec
 
-_SCALARS = {name: types.boolean if name == "bool" else getattr(types, name) for name in SCALAR_NAMES}
+_SCALARS = {
+    name: types.boolean if name == "bool" else getattr(types, name) for name in SCALAR_NAMES
+}
 
 
 class USMArrayType(types.Array):
@@ -98,7 +100,7 @@ def scalar_type(dtype: object, parameter: str = "dtype") -> types.Type:
             f"{', '.join(SCALAR_NAMES)}"
         )
     try:
-        if isinstance(dtype, (str, np.dtype)) or (isinstance(dtype, type)):
+        if isinstance(dtype, (str, np.dtype, type)):
             name = np.dtype(dtype).name
         else:
             raise TypeError
