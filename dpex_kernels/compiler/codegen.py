@@ -184,12 +184,12 @@ def _reject_host_calls(module: ll.ModuleRef, kernel_name: str) -> None:
         )
 
 
-def link_modules(modules: list[ir.Module]) -> ll.ModuleRef:
-    """Parse and link Numba's IR modules into one LLVM module."""
+def link_modules(modules: list[str]) -> ll.ModuleRef:
+    """Parse and link LLVM IR texts into one module."""
     _ensure_llvm()
     linked = None
     for module in modules:
-        parsed = ll.parse_assembly(str(module))
+        parsed = ll.parse_assembly(module)
         if linked is None:
             linked = parsed
         else:

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import inspect
 import re
+import threading
 import time
-from dataclasses import dataclass, field
 
 from numba.core import errors as numba_errors
 from numba.core import types
@@ -17,25 +17,74 @@ from numba.core import types
 from ..errors import KernelCompileError
 from . import codegen
 from .functions import compile_device_code
+from .kernel_api import dimensions_used, index_definitions
 from .lowering import build_kernel_entry, flattening, kernel_symbol
 from .target import sycl_target
 
 
-@dataclass(frozen=True)
 class KernelArtifacts:
-    """Everything one compile produced; the device build and the launch read only this."""
+    """Everything one compile produced; the device build and the launch read only this.
 
-    name: str
-    symbol: str
-    argtypes: tuple
-    flattening: tuple
-    llvm_ir: str
-    spirv: bytes
-    type_annotation: str
-    error_flag: bool
-    #: status code -> (exception class, message) for kernels compiled with debug=True.
-    exceptions: dict = field(default_factory=dict)
-    timings: dict = field(default_factory=dict)
+    Numba runs once; LLVM optimisation and SPIR-V emission run once per launch dimension
+    count (1-3), on demand, because index calls need the count as a constant.
+    """
+
+    def __init__(self, *, name, symbol, argtypes, linked_ir, type_annotation, error_flag,
+                 exceptions, opt_level, timings, variants=None):
+        self.name = name
+        self.symbol = symbol
+        self.argtypes = tuple(argtypes)
+        self.flattening = tuple(tuple(flattening(t)) for t in argtypes)
+        self.linked_ir = linked_ir
+        self.type_annotation = type_annotation
+        self.error_flag = error_flag
+        #: status code -> (exception class, args) for kernels compiled with debug=True.
+        self.exceptions = exceptions
+        self.opt_level = opt_level
+        self.timings = timings
+        self.default_ndim = dimensions_used(linked_ir)
+        self._variants: dict[int, tuple[str, bytes]] = dict(variants or {})
+        self._lock = threading.Lock()
+
+    def variant(self, ndim: int) -> tuple[str, bytes]:
+        """(optimised LLVM IR, SPIR-V) for launches of `ndim` dimensions."""
+        found = self._variants.get(ndim)
+        if found is None:
+            with self._lock:
+                found = self._variants.get(ndim)
+                if found is None:
+                    found = self._variants[ndim] = _specialise(self, ndim)
+        return found
+
+    @property
+    def llvm_ir(self) -> str:
+        return self.variant(self.default_ndim)[0]
+
+    @property
+    def spirv(self) -> bytes:
+        return self.variant(self.default_ndim)[1]
+
+    def __getstate__(self):
+        state = dict(self.__dict__)
+        del state["_lock"]
+        return state
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self._lock = threading.Lock()
+
+
+def _specialise(artifacts: KernelArtifacts, ndim: int) -> tuple[str, bytes]:
+    started = time.perf_counter()
+    module = codegen.link_modules([artifacts.linked_ir, index_definitions(ndim)])
+    codegen.optimise(module, [artifacts.symbol], artifacts.opt_level)
+    llvm_ir = str(module)
+    try:
+        spirv = codegen.emit_spirv(module, artifacts.symbol, artifacts.opt_level)
+    except KernelCompileError as exc:
+        raise KernelCompileError(f"kernel '{artifacts.name}': {exc}") from None
+    artifacts.timings[f"llvm+spirv[{ndim}d]"] = time.perf_counter() - started
+    return llvm_ir, spirv
 
 
 _HINTS = (
@@ -110,31 +159,23 @@ def compile_kernel(
     library = context.codegen().create_library(symbol)
     library.add_linking_library(cres.library)
     build_kernel_entry(context, cres.fndesc, symbol, library, error_flag=debug)
-
-    started = time.perf_counter()
-    module = codegen.link_modules(library.all_modules())
-    codegen.optimise(module, [symbol], opt_level)
-    llvm_ir = str(module)
-    timings["llvm"] = time.perf_counter() - started
-    started = time.perf_counter()
-    try:
-        spirv = codegen.emit_spirv(module, symbol, opt_level)
-    except KernelCompileError as exc:
-        raise compile_error(py_func, str(exc)) from None
-    timings["spirv"] = time.perf_counter() - started
-
-    return KernelArtifacts(
+    linked = codegen.link_modules([str(m) for m in library.all_modules()])
+    artifacts = KernelArtifacts(
         name=py_func.__name__,
         symbol=symbol,
-        argtypes=tuple(argtypes),
-        flattening=tuple(tuple(flattening(t)) for t in argtypes),
-        llvm_ir=llvm_ir,
-        spirv=spirv,
+        argtypes=argtypes,
+        linked_ir=str(linked),
         type_annotation=_annotation(cres),
         error_flag=debug,
         exceptions=_debug_exceptions(cres) if debug else {},
+        opt_level=opt_level,
         timings=timings,
     )
+    try:
+        artifacts.variant(artifacts.default_ndim)
+    except KernelCompileError as exc:
+        raise compile_error(py_func, str(exc)) from None
+    return artifacts
 
 
 def _annotation(cres) -> str:

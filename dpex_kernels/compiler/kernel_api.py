@@ -1,11 +1,14 @@
 """What kernels may call: each feature's Python stub, its typing and its lowering, side by side.
 
 The stubs are the public names (`dk.get_global_id`); called from host code they raise.
-Lowering calls OpenCL built-ins by their Itanium-mangled names, which the SPIR-V back end
-turns into SPIR-V built-in variables and instructions.
+Index functions lower to `dpex.*` placeholders that codegen defines per launch dimension count
+with OpenCL built-ins (Itanium-mangled names, which the SPIR-V back end turns into SPIR-V
+built-in variables).
 """
 
 from __future__ import annotations
+
+import re
 
 from llvmlite import ir
 from numba.core import cgutils, types
@@ -15,7 +18,6 @@ from numba.core.typing.templates import AbstractTemplate, Registry, signature
 typing_registry = Registry()
 lowering_registry = LoweringRegistry("dpex_kernels.kernel_api")
 
-_I32 = ir.IntType(32)
 _I64 = ir.IntType(64)
 
 
@@ -32,14 +34,6 @@ def _host_stub(name: str, doc: str):
     return stub
 
 
-def call_builtin(builder: ir.IRBuilder, name: str, return_type, arg_types, args):
-    """Call an OpenCL built-in (a spir_func declaration) by its mangled name."""
-    fnty = ir.FunctionType(return_type, arg_types)
-    function = cgutils.get_or_insert_function(builder.module, fnty, name)
-    function.calling_convention = "spir_func"
-    return builder.call(function, args, cconv="spir_func")
-
-
 # --- index space --------------------------------------------------------------------------
 
 _INDEX_FUNCTIONS = {
@@ -52,11 +46,16 @@ _INDEX_FUNCTIONS = {
 }
 
 
-def _opencl_dimension(builder: ir.IRBuilder, dim_type: types.Integer, dim) -> ir.Value:
-    """SYCL dimension d is OpenCL dimension (work_dim - 1 - d): the last one varies fastest."""
-    work_dim = call_builtin(builder, "_Z12get_work_dimv", _I32, [], [])
-    dim32 = builder.trunc(dim, _I32) if dim.type.width > 32 else builder.zext(dim, _I32)
-    return builder.sub(builder.sub(work_dim, ir.Constant(_I32, 1)), dim32)
+def call_index_placeholder(builder: ir.IRBuilder, name: str, args) -> ir.Value:
+    """Call `dpex.<name>`, which codegen defines once the launch's dimension count is known.
+
+    SYCL dimension d is OpenCL dimension (ndim - 1 - d), so that the last one varies fastest.
+    With ndim a constant every index call gets a constant OpenCL dimension, which the device
+    compiler needs to vectorise across work-items.
+    """
+    fnty = ir.FunctionType(_I64, [_I64] * len(args))
+    function = cgutils.get_or_insert_function(builder.module, fnty, f"dpex.{name}")
+    return builder.call(function, args)
 
 
 def _index_function(name: str, mangled: str, doc: str):
@@ -73,8 +72,8 @@ def _index_function(name: str, mangled: str, doc: str):
 
     @lowering_registry.lower(stub, types.Integer)
     def _lower(context, builder, sig, args):
-        dimension = _opencl_dimension(builder, sig.args[0], args[0])
-        return call_builtin(builder, mangled, _I64, [_I32], [dimension])
+        dim = context.cast(builder, args[0], sig.args[0], types.int64)
+        return call_index_placeholder(builder, name, [dim])
 
     return stub
 
@@ -101,7 +100,34 @@ class _WorkDimTemplate(AbstractTemplate):
 
 @lowering_registry.lower(get_work_dim)
 def _lower_work_dim(context, builder, sig, args):
-    return builder.zext(call_builtin(builder, "_Z12get_work_dimv", _I32, [], []), _I64)
+    return call_index_placeholder(builder, "get_work_dim", [])
+
+
+def index_definitions(ndim: int) -> str:
+    """LLVM IR defining the `dpex.*` index placeholders for a launch of `ndim` dimensions."""
+    lines = [f"define i64 @dpex.get_work_dim() alwaysinline {{\n  ret i64 {ndim}\n}}"]
+    for name, (mangled, _doc) in _INDEX_FUNCTIONS.items():
+        is_id = name.endswith("_id")
+        lines.append(
+            f"declare spir_func i64 @{mangled}(i32)\n"
+            f"define i64 @dpex.{name}(i64 %d) alwaysinline {{\n"
+            f"  %t = trunc i64 %d to i32\n"
+            f"  %o = sub i32 {ndim - 1}, %t\n"
+            f"  %r = call spir_func i64 @{mangled}(i32 %o)" + (", !range !0" if is_id else "")
+            + "\n  ret i64 %r\n}"
+        )
+    lines.append("!0 = !{i64 0, i64 9223372036854775807}")
+    return "\n".join(lines) + "\n"
+
+
+_PLACEHOLDER_CALL = re.compile(r'call i64 @"?dpex\.get_(?:global_id|local_id|group_id|global_size|'
+                               r'local_size|num_groups)"?\(i64 (\d+)\)')
+
+
+def dimensions_used(llvm_ir: str) -> int:
+    """The launch dimension count a kernel most likely expects: 1 + its largest constant dim."""
+    dims = [int(d) for d in _PLACEHOLDER_CALL.findall(llvm_ir)]
+    return min(3, max(dims, default=0) + 1)
 
 
 __all__ = [

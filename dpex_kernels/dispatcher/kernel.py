@@ -38,8 +38,8 @@ def _param_spec(argtype: types.Type) -> ArraySpec | str:
     return str(argtype)
 
 
-def _needed_aspects(artifacts: KernelArtifacts) -> tuple[str, ...]:
-    return ("fp64",) if " double" in artifacts.llvm_ir else ()
+def _needed_aspects(llvm_ir: str) -> tuple[str, ...]:
+    return ("fp64",) if " double" in llvm_ir else ()
 
 
 _UNSEEN = object()
@@ -53,11 +53,8 @@ class CompiledKernel:
         self.device = device
         self.artifacts = artifacts
         self.params = tuple(_param_spec(t) for t in artifacts.argtypes)
-        self._aspects = _needed_aspects(artifacts)
         self._queue = dpctl.SyclQueue(device_by_canonical_name(device))
-        self.sycl_kernel = build_kernel(
-            artifacts.spirv, artifacts.symbol, self._queue, self._aspects
-        )
+        self.sycl_kernel = self.kernel_for(self._queue, artifacts.default_ndim)
         self.attrs = KernelAttributes.of(self.sycl_kernel)
 
     @property
@@ -68,9 +65,10 @@ class CompiledKernel:
     def llvm_ir(self) -> str:
         return self.artifacts.llvm_ir
 
-    def kernel_for(self, queue: dpctl.SyclQueue):
-        """The SyclKernel for `queue`'s context (built there on first use)."""
-        return build_kernel(self.artifacts.spirv, self.artifacts.symbol, queue, self._aspects)
+    def kernel_for(self, queue: dpctl.SyclQueue, ndim: int):
+        """The SyclKernel for `queue`'s context and `ndim`-dimensional launches (built once)."""
+        llvm_ir, spirv = self.artifacts.variant(ndim)
+        return build_kernel(spirv, self.artifacts.symbol, queue, _needed_aspects(llvm_ir))
 
     def __repr__(self) -> str:
         return f"<CompiledKernel {self.artifacts.name}{self.signature.args} on {self.device}>"
@@ -88,18 +86,19 @@ class KernelStats:
 class LaunchPlan:
     """Everything a launch needs for one argument fingerprint, decided once."""
 
-    __slots__ = ("compiled", "packers", "queue", "sycl_kernel")
+    __slots__ = ("compiled", "ndim", "packers", "queue", "sycl_kernel")
 
     def __init__(self, compiled: CompiledKernel):
         self.compiled = compiled
         self.packers = make_packers(compiled.params)
         self.queue = None
+        self.ndim = 0
         self.sycl_kernel = None
 
-    def kernel_for(self, queue):
-        if queue is not self.queue:
-            self.sycl_kernel = self.compiled.kernel_for(queue)
-            self.queue = queue
+    def kernel_for(self, queue, ndim: int):
+        if queue is not self.queue or ndim != self.ndim:
+            self.sycl_kernel = self.compiled.kernel_for(queue, ndim)
+            self.queue, self.ndim = queue, ndim
         return self.sycl_kernel
 
 
@@ -366,14 +365,9 @@ class Launcher:
             return dpctl.SyclEvent()
         if queue is None:
             queue = plan.compiled._queue
+        sycl_kernel = plan.kernel_for(queue, launch_range.ndim)
         if plan.compiled.artifacts.error_flag:
             return submit_checked(
-                queue,
-                plan.kernel_for(queue),
-                flat,
-                launch_range,
-                events,
-                args,
-                plan.compiled.artifacts,
+                queue, sycl_kernel, flat, launch_range, events, args, plan.compiled.artifacts
             )
-        return submit(queue, plan.kernel_for(queue), flat, launch_range, events, args)
+        return submit(queue, sycl_kernel, flat, launch_range, events, args)

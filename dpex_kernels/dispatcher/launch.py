@@ -158,7 +158,7 @@ def normalise_depends_on(depends_on) -> list:
 class LaunchRange:
     """A validated launch range in the lists submit_async takes."""
 
-    __slots__ = ("empty", "global_size", "local_size", "local_total", "value")
+    __slots__ = ("empty", "global_size", "local_size", "local_total", "ndim", "value")
 
     def __init__(self, value) -> None:
         launch_range = as_launch_range(value)
@@ -175,6 +175,7 @@ class LaunchRange:
             self.global_size = list(launch_range)
             self.local_size = None
             self.local_total = 0
+        self.ndim = len(self.global_size)
         self.empty = any(n == 0 for n in self.global_size)
 
 
