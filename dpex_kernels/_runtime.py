@@ -37,7 +37,7 @@ def bootstrap_opencl_icd() -> str | None:
     pip's intel-opencl-rt ships a vendor file holding a placeholder path, so without this the
     CPU device is invisible. A variable the user set is never overridden. Returns the path set.
     """
-    if any(os.environ.get(name) for name in _ICD_VARIABLES):
+    if any(name in os.environ for name in _ICD_VARIABLES):
         return None
     library = Path(sys.prefix) / "lib" / "libintelocl.so"
     if not library.exists() or _icd_registered(library):

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import re
+import shutil
+import subprocess
+import tempfile
 import threading
 
 import llvmlite.binding as ll
@@ -225,8 +228,35 @@ def optimise(module: ll.ModuleRef, kernel_names: list[str], opt_level: int) -> N
     module.verify()
 
 
+_SPIRV_VAL = shutil.which("spirv-val")
+_EMIT_ATTEMPTS = 8
+
+
+def _valid(spirv: bytes) -> bool:
+    """spirv-val's verdict; True when spirv-val is not installed."""
+    if _SPIRV_VAL is None:
+        return True
+    with tempfile.NamedTemporaryFile(suffix=".spv") as handle:
+        handle.write(spirv)
+        handle.flush()
+        return subprocess.run([_SPIRV_VAL, handle.name], capture_output=True).returncode == 0
+
+
 def emit_spirv(module: ll.ModuleRef, kernel_name: str, opt_level: int) -> bytes:
-    """SPIR-V bytes for an optimised module; refuses modules that call host functions."""
+    """SPIR-V bytes for an optimised module; refuses modules that call host functions.
+
+    LLVM 22's SPIR-V back end now and then emits a module with a duplicated id for the same
+    input (about 1 in 10 here); where spirv-val is installed every module is validated and
+    emitted again until it passes.
+    """
     _reject_host_calls(module, kernel_name)
-    with _llvm_lock:  # the back end keeps process-wide state
-        return _target_machine(opt_level).emit_object(module)
+    text = str(module)
+    for _ in range(_EMIT_ATTEMPTS):
+        with _llvm_lock:  # the back end keeps process-wide state
+            spirv = _target_machine(opt_level).emit_object(ll.parse_assembly(text))
+        if _valid(spirv):
+            return spirv
+    raise KernelCompileError(
+        f"kernel '{kernel_name}': LLVM's SPIR-V back end produced invalid SPIR-V "
+        f"{_EMIT_ATTEMPTS} times in a row"
+    )

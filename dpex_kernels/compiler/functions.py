@@ -16,6 +16,7 @@ from numba.core.target_extension import (
     jit_registry,
     target_override,
 )
+from numba.core.typing.templates import fold_arguments
 from numba.core.typing.typeof import typeof_impl
 
 from .target import TARGET_NAME, SYCLDevice, sycl_target
@@ -45,6 +46,18 @@ def compile_device_code(py_func, argtypes, *, fastmath=False, debug=False, retur
         )
 
 
+class _OverloadKey:
+    """The hashable key under which one compiled overload's lowering is registered."""
+
+    __slots__ = ("argtypes", "name")
+
+    def __init__(self, name: str, argtypes: tuple):
+        self.name, self.argtypes = name, argtypes
+
+    def __repr__(self) -> str:
+        return f"{self.name}{self.argtypes}"
+
+
 class DeviceFunction:
     """What @dk.func returns: compiled per argument types when a kernel calls it."""
 
@@ -57,6 +70,7 @@ class DeviceFunction:
         self.__doc__ = py_func.__doc__
         self.__wrapped__ = py_func
         self.overloads: dict[tuple, object] = {}
+        self._keys: dict[tuple, _OverloadKey] = {}
         self.targetoptions = {"fastmath": fastmath, "debug": debug}
         self._lock = threading.RLock()
         self._can_compile = True
@@ -96,7 +110,9 @@ class DeviceFunction:
             cres = compile_device_code(
                 self.py_func, argtypes, return_type=return_type, **self.targetoptions
             )
-            cres.target_context.insert_user_function(cres, cres.fndesc, [cres.library])
+            key = _OverloadKey(self.__name__, argtypes)
+            cres.target_context.insert_user_function(key, cres.fndesc, [cres.library])
+            self._keys[argtypes] = key
             self.overloads[argtypes] = cres
             return cres
 
@@ -110,19 +126,26 @@ class DeviceFunction:
 
     def get_call_template(self, args, kws):
         """Numba's hook while typing a caller: compile for `args`, then offer what exists."""
-        args = tuple(args)
-        if self._can_compile and not kws:
+        pysig = utils.pysignature(self.py_func)
+        args = tuple(
+            fold_arguments(
+                pysig, args, kws,
+                lambda index, param, value: value,
+                lambda index, param, default: types.Omitted(default),
+                lambda index, param, values: types.StarArgTuple(values),
+            )
+        )
+        if self._can_compile:
             self._compile(args)
         template = typing.make_concrete_template(
-            f"CallTemplate({self.__name__})",
-            key=self.__name__,
+            f"CallTemplate({self.__name__})", key=self.__name__,
             signatures=self.nopython_signatures,
         )
-        return template, utils.pysignature(self.py_func), args, kws
+        return template, pysig, args, {}
 
     def get_overload(self, args):
         """The key under which the compiled overload's lowering was registered."""
-        return self.overloads[tuple(args)]
+        return self._keys[tuple(args)]
 
 
 @typeof_impl.register(DeviceFunction)

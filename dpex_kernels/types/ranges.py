@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import operator
 
+import numpy as np
+
 from ..errors import InvalidRangeError
 
 
@@ -110,13 +112,18 @@ class NdRange:
         return NdRange, (self.global_range, self.local_range)
 
 
+def _is_int(value: object) -> bool:
+    """Python and NumPy integers (anything with __index__), but never bool."""
+    return hasattr(type(value), "__index__") and not isinstance(value, (bool, np.bool_))
+
+
 def _as_range(value: object, what: str) -> Range:
     if isinstance(value, Range):
         return value
     if isinstance(value, (tuple, list)):
         return Range(*value) if value else Range(*_dims((), what))
-    if isinstance(value, int) and not isinstance(value, bool):
-        return Range(value)
+    if _is_int(value):
+        return Range(operator.index(value))
     raise InvalidRangeError(f"{what} must be a Range, an int or a tuple of 1-3 ints; got {value!r}")
 
 
@@ -126,7 +133,7 @@ def as_launch_range(value: object) -> Range | NdRange:
         return value
     if isinstance(value, bool):
         raise InvalidRangeError(f"a launch range cannot be a bool; got {value!r}")
-    if isinstance(value, (int, tuple)):
+    if isinstance(value, tuple) or _is_int(value):
         return _as_range(value, "launch range")
     raise InvalidRangeError(
         f"a launch range must be dk.Range, dk.NdRange, an int or a tuple of 1-3 ints; "

@@ -97,7 +97,14 @@ _INT_RANGES = {
 
 def scalar_matches(param: str, value: object) -> bool:
     """API.md §2's scalar rules: may `value` be passed where a `param` scalar is declared?"""
-    if isinstance(value, (bool, np.bool_)):
+    if isinstance(value, np.generic):  # before the Python checks: np.float64 is a float
+        if value.dtype.name not in SCALAR_NAMES:
+            return False
+        source, target = value.dtype, np.dtype(param)
+        if source.kind in "iu" and source.itemsize == 8 and target.kind in "fc":
+            return False  # NumPy calls int64 -> float64 safe, but it loses digits past 2**53
+        return bool(np.can_cast(source, target, casting="safe"))
+    if isinstance(value, bool):
         return param == "bool"
     if isinstance(value, int):
         if param in _INT_RANGES:
@@ -106,17 +113,14 @@ def scalar_matches(param: str, value: object) -> bool:
         return param in ("float32", "float64")
     if isinstance(value, float):
         return param in ("float32", "float64")
-    if isinstance(value, np.generic) and value.dtype.name in SCALAR_NAMES:
-        source, target = value.dtype, np.dtype(param)
-        if source.kind in "iu" and source.itemsize == 8 and target.kind in "fc":
-            return False  # NumPy calls int64 -> float64 safe, but it loses digits past 2**53
-        return np.can_cast(source, target, casting="safe")
     return False
 
 
 def scalar_name_of(value: object) -> str | None:
     """The scalar type a lazy kernel gives `value` (int→int64, float→float64), or None."""
-    if isinstance(value, (bool, np.bool_)):
+    if isinstance(value, np.generic):
+        return value.dtype.name if value.dtype.name in SCALAR_NAMES else None
+    if isinstance(value, bool):
         return "bool"
     if isinstance(value, int):
         return "int64"
@@ -124,8 +128,6 @@ def scalar_name_of(value: object) -> str | None:
         return "float64"
     if isinstance(value, complex):
         return "complex128"
-    if isinstance(value, np.generic) and value.dtype.name in SCALAR_NAMES:
-        return value.dtype.name
     return None
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 from numba.core import types
 from numba.core.typing.typeof import typeof_impl
 
@@ -13,7 +14,7 @@ from .usm_array import from_spec, scalar_from_name
 def not_passable_message(obj: object) -> str:
     """Why `obj` cannot be a kernel argument, and what to pass instead."""
     kind = type(obj).__name__
-    if type(obj).__module__ == "numpy" and kind == "ndarray":
+    if isinstance(obj, np.ndarray):
         hint = "copy it to a SYCL device first: dpnp.asarray(x, device='opencl:cpu')"
     elif isinstance(obj, (list, tuple)):
         hint = "make it a USM array first: dpnp.asarray(x, device=...)"

@@ -104,7 +104,7 @@ def scalar_type(dtype: object, parameter: str = "dtype") -> types.Type:
             name = np.dtype(dtype).name
         else:
             raise TypeError
-    except (TypeError, ValueError):
+    except Exception:  # NumPy raises TypeError, ValueError, even SyntaxError for odd strings
         raise TypeError(
             f"{parameter} must be a Numba scalar type (dk.float32), a NumPy dtype or scalar class, "
             f"or a dtype string ('f4', 'float32'); got {dtype!r}"

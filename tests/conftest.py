@@ -1,0 +1,51 @@
+"""Shared test set-up: import path, Hypothesis profile, and the one SYCL device of this machine."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, settings
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:  # so `pytest` works without an editable install
+    sys.path.insert(0, str(ROOT))
+
+# First, before any test module imports dpctl or dpnp: the package's OpenCL ICD bootstrap must
+# run before dpctl enumerates platforms (API.md §5).
+import dpex_kernels  # noqa: E402, F401
+
+# Deterministic, quick and writing nothing outside tests/: no example database.
+settings.register_profile(
+    "dpex",
+    max_examples=60,
+    deadline=None,
+    derandomize=True,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+# HYPOTHESIS_PROFILE=thorough: many more random examples, for a longer hunt.
+settings.register_profile(
+    "thorough",
+    max_examples=2000,
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dpex"))
+
+#: The canonical filter string of the only SYCL device these tests expect.
+CPU = "opencl:cpu:0"
+
+
+@pytest.fixture(scope="session")
+def cpu_device():
+    """The dpctl.SyclDevice of the OpenCL CPU runtime; skips when it is not visible."""
+    import dpctl
+
+    devices = dpctl.get_devices(backend="opencl", device_type="cpu")
+    if not devices:
+        pytest.skip("no OpenCL CPU device visible")
+    return devices[0]
