@@ -1,0 +1,1 @@
+"""Benchmark cases: launch overhead, rejection, compile time, bandwidth."""

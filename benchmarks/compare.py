@@ -1,0 +1,115 @@
+"""Ratios between implementations, and the targets of issue 5 they are checked against."""
+
+from __future__ import annotations
+
+from .results import (
+    DPNP,
+    EAGER,
+    INFO,
+    LAZY,
+    MISSED,
+    NDPEX,
+    OCL,
+    RAW,
+    RAW_KA,
+    SKIPPED,
+    Comparison,
+    Row,
+    check,
+)
+
+LAUNCH_TARGETS = {EAGER: "<= 1.25", LAZY: "<= 1.4"}
+LAUNCH_INFO = (RAW_KA, OCL, NDPEX)
+BANDWIDTH_TARGET = ">= 0.95"
+BANDWIDTH_GROUPS = ("vecadd", "triad", "stencil")
+#: A working set at least this many times the last-level cache counts as "past the caches".
+CACHE_FACTOR = 4
+
+
+def _index(rows: list[Row]) -> dict[tuple[str, str, str], Row]:
+    return {(r.group, r.case, r.impl): r for r in rows}
+
+
+def _cases(rows: list[Row], groups: tuple[str, ...]) -> list[tuple[str, str]]:
+    seen: dict[tuple[str, str], None] = {}
+    for r in rows:
+        if r.group in groups:
+            seen[(r.group, r.case)] = None
+    return list(seen)
+
+
+def _ratio(
+    group, case, subject: Row | None, reference: Row | None, target: str, params: dict
+) -> Comparison:
+    sname = subject.impl if subject else "?"
+    rname = reference.impl if reference else "?"
+    missing = [r for r in (subject, reference) if r is None or r.skipped]
+    if missing:
+        note = missing[0].note if missing[0] is not None else "not measured"
+        status = SKIPPED if target else INFO
+        return Comparison(group, case, sname, rname, None, target, status, params, note)
+    ratio = subject.value / reference.value
+    wrong = [r.impl for r in (subject, reference) if r.note.startswith("WRONG")]
+    status = check(ratio, target)
+    note = f"WRONG result from {', '.join(wrong)}" if wrong else ""
+    if wrong and target:
+        status = MISSED
+    return Comparison(group, case, sname, rname, ratio, target, status, params, note)
+
+
+def launch_comparisons(rows: list[Row]) -> list[Comparison]:
+    """dk eager and lazy per-launch time over raw submit_async, plus the other peers (info)."""
+    idx, out = _index(rows), []
+    for group, case in _cases(rows, ("launch",)):
+        raw = idx.get((group, case, RAW))
+        if raw is None:
+            continue
+        for impl, target in LAUNCH_TARGETS.items():
+            out.append(_ratio(group, case, idx.get((group, case, impl)), raw, target, raw.params))
+        for impl in LAUNCH_INFO:
+            if (group, case, impl) in idx:
+                out.append(_ratio(group, case, idx[(group, case, impl)], raw, "", raw.params))
+    return out
+
+
+def bandwidth_comparisons(rows: list[Row], cache_bytes: int) -> list[Comparison]:
+    """dk GB/s over OpenCL C and over dpnp; targeted where the working set is past the caches.
+
+    Without the dispatcher, the subject is the same SPIR-V kernel launched raw (its code quality).
+    """
+    idx, out = _index(rows), []
+    for group, case in _cases(rows, BANDWIDTH_GROUPS):
+        subject = idx.get((group, case, EAGER))
+        if subject is None or subject.skipped:
+            subject = idx.get((group, case, RAW))
+        if subject is None:
+            continue
+        params = dict(subject.params)
+        past = params.get("bytes", 0) >= CACHE_FACTOR * cache_bytes
+        params["past_caches"] = past
+        for ref in (OCL, DPNP):
+            target = BANDWIDTH_TARGET if past else ""
+            out.append(_ratio(group, case, subject, idx.get((group, case, ref)), target, params))
+    return out
+
+
+def compile_comparisons(rows: list[Row]) -> list[Comparison]:
+    """Warm compile time of dk eager (or the compiler pipeline) over OpenCL C's build (info)."""
+    idx, out = _index(rows), []
+    for group, case in _cases(rows, ("compile",)):
+        subject = idx.get((group, case, EAGER))
+        if subject is None or subject.skipped:
+            subject = idx.get((group, case, "compile_kernel + build"))
+        reference = idx.get((group, case, OCL))
+        if subject is not None and reference is not None:
+            out.append(_ratio(group, case, subject, reference, "", {}))
+    return out
+
+
+def all_comparisons(rows: list[Row], cache_bytes: int) -> list[Comparison]:
+    """Every comparison of a run."""
+    return (
+        launch_comparisons(rows)
+        + bandwidth_comparisons(rows, cache_bytes)
+        + compile_comparisons(rows)
+    )

@@ -1,0 +1,63 @@
+"""The PNG plot: launch-time ratios per case, and bandwidth ratios against working-set size."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .compare import BANDWIDTH_GROUPS, CACHE_FACTOR, LAUNCH_TARGETS
+from .results import Comparison
+
+
+def _launch_panel(ax, comparisons: list[Comparison]) -> None:
+    shown = [c for c in comparisons if c.group == "launch" and c.ratio is not None]
+    labels = [f"{c.case.strip()}  {c.subject}" for c in shown]
+    colours = [
+        "tab:red" if c.status == "MISSED" else "tab:blue" if c.target else "tab:gray" for c in shown
+    ]
+    ax.barh(range(len(shown)), [c.ratio for c in shown], color=colours)
+    ax.set_yticks(range(len(shown)), labels, fontsize=7)
+    ax.invert_yaxis()
+    for target in LAUNCH_TARGETS.values():
+        ax.axvline(float(target.split()[1]), color="k", linestyle="--", linewidth=0.8)
+    ax.set_xlabel("time per launch / raw submit_async (lower is better)")
+    ax.set_title("launch overhead (grey: information only)")
+    if not shown:
+        ax.text(0.5, 0.5, "no launch ratios measured", ha="center", transform=ax.transAxes)
+
+
+def _bandwidth_panel(ax, comparisons: list[Comparison], cache_bytes: int) -> None:
+    series: dict[str, list[tuple[int, float]]] = {}
+    for c in comparisons:
+        if c.group in BANDWIDTH_GROUPS and c.ratio is not None:
+            key = f"{c.group} {c.params.get('dtype')} {c.subject} / {c.reference}"
+            series.setdefault(key, []).append((c.params["bytes"], c.ratio))
+    for key, points in series.items():
+        points.sort()
+        ax.plot([p[0] for p in points], [p[1] for p in points], marker="o", label=key)
+    ax.set_xscale("log", base=2)
+    ax.axhline(0.95, color="k", linestyle="--", linewidth=0.8)
+    ax.axvline(CACHE_FACTOR * cache_bytes, color="gray", linestyle=":", linewidth=0.8)
+    ax.set_xlabel("working set (bytes); right of the dotted line: past the caches")
+    ax.set_ylabel("GB/s ratio (higher is better)")
+    ax.set_title("bandwidth vs OpenCL C and dpnp (target >= 0.95)")
+    if series:
+        ax.legend(fontsize=6, ncol=2)
+
+
+def write_plot(path: Path, comparisons: list[Comparison], cache_bytes: int, title: str) -> str:
+    """Write the PNG; returns "" or why it could not be written."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError as exc:
+        return f"matplotlib not importable ({exc}); pip install matplotlib"
+    fig, (top, bottom) = plt.subplots(2, 1, figsize=(11, 13))
+    _launch_panel(top, comparisons)
+    _bandwidth_panel(bottom, comparisons, cache_bytes)
+    fig.suptitle(title)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return ""

@@ -1,0 +1,194 @@
+"""Presenting a run: terminal tables, the JSON file and the PNG plot of ratios."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from .compare import BANDWIDTH_GROUPS, CACHE_FACTOR
+from .results import (
+    DPNP,
+    EAGER,
+    LAZY,
+    MISSED,
+    NDPEX,
+    NUMBA,
+    NUMPY,
+    OCL,
+    OK,
+    RAW,
+    RAW_KA,
+    SKIPPED,
+    Comparison,
+    Row,
+)
+
+LAUNCH_COLUMNS = (RAW, RAW_KA, EAGER, LAZY, OCL, NDPEX)
+BANDWIDTH_COLUMNS = (EAGER, RAW, OCL, DPNP, NUMBA, NUMPY, NDPEX)
+CELL = 13
+
+
+def _cell(row: Row | None) -> str:
+    if row is None:
+        return "-"
+    if row.skipped:
+        return "SKIPPED"
+    digits = 1 if row.value >= 10 else 2
+    text = f"{row.value:.{digits}f} ±{100 * (row.spread or 0):.0f}%"
+    return text + ("!" if row.note.startswith("WRONG") else "")
+
+
+def _mark(c: Comparison | None) -> str:
+    if c is None:
+        return "-"
+    if c.ratio is None:
+        return "SKIPPED" if c.target else "-"
+    mark = {OK: " ok", MISSED: " MISSED"}.get(c.status, "")
+    return f"{c.ratio:.2f}{mark}"
+
+
+def _notes(rows: list[Row]) -> list[str]:
+    seen: dict[str, list[str]] = {}
+    for r in rows:
+        if r.note:
+            impls = seen.setdefault(r.note, [])
+            if r.impl not in impls:
+                impls.append(r.impl)
+    return [f"  {', '.join(impls)}: {note}" for note, impls in seen.items()]
+
+
+def _matrix(
+    title: str,
+    rows: list[Row],
+    columns: tuple[str, ...],
+    ratios: list[tuple[str, dict[str, Comparison]]],
+    marks: dict[str, str],
+) -> list[str]:
+    """One line per case: each implementation's median ± spread, then the ratio columns."""
+    present = [c for c in columns if any(r.impl == c for r in rows)]
+    cases = list(dict.fromkeys(r.case for r in rows))
+    by_key = {(r.case, r.impl): r for r in rows}
+    width = max([len(c) for c in cases] + [len(title)]) + 2
+    header = title.ljust(width) + "".join(c[: CELL - 1].rjust(CELL) for c in present)
+    header += "".join(name.rjust(CELL + 2) for name, _ in ratios)
+    lines = [header, "-" * len(header)]
+    for case in cases:
+        line = (case + marks.get(case, "")).ljust(width)
+        line += "".join(_cell(by_key.get((case, c))).rjust(CELL) for c in present)
+        line += "".join(_mark(by_case.get(case)).rjust(CELL + 2) for _, by_case in ratios)
+        lines.append(line)
+    return lines + _notes(rows)
+
+
+def _select(
+    comparisons: list[Comparison], group: str, subject: str | None, reference: str
+) -> dict[str, Comparison]:
+    return {
+        c.case: c
+        for c in comparisons
+        if c.group == group
+        and c.reference == reference
+        and (subject is None or c.subject == subject)
+    }
+
+
+def launch_table(rows: list[Row], comparisons: list[Comparison]) -> list[str]:
+    """Per-launch µs by implementation, with eager/raw and lazy/raw."""
+    launch = [r for r in rows if r.group == "launch" and r.case != "numba-dpex"]
+    ratios = [
+        ("eager/raw", _select(comparisons, "launch", EAGER, RAW)),
+        ("lazy/raw", _select(comparisons, "launch", LAZY, RAW)),
+        ("+keep/raw", _select(comparisons, "launch", RAW_KA, RAW)),
+    ]
+    title = "launch overhead, us/launch"
+    return _matrix(title, launch, LAUNCH_COLUMNS, ratios, {}) + _notes(
+        [r for r in rows if r.group == "launch" and r.case == "numba-dpex"]
+    )
+
+
+def bandwidth_table(group: str, rows: list[Row], comparisons: list[Comparison]) -> list[str]:
+    """GB/s by implementation and size, with dk/OpenCL C and dk/dpnp."""
+    mine = [r for r in rows if r.group == group]
+    ratios = [
+        ("dk/OpenCL C", _select(comparisons, group, None, OCL)),
+        ("dk/dpnp", _select(comparisons, group, None, DPNP)),
+    ]
+    marks = {c.case: " *" for c in comparisons if c.group == group and c.params.get("past_caches")}
+    lines = _matrix(f"{group}, GB/s", mine, BANDWIDTH_COLUMNS, ratios, marks)
+    subjects = {c.subject for c in comparisons if c.group == group}
+    if subjects == {RAW}:
+        lines.append(f"  ratios use '{RAW}' (the same SPIR-V kernel): the dispatcher is absent")
+    return lines
+
+
+def simple_table(group: str, title: str, rows: list[Row]) -> list[str]:
+    """case | implementation | median ± spread, one line each."""
+    mine = [r for r in rows if r.group == group]
+    if not mine:
+        return []
+    width = max([len(r.case) for r in mine] + [len(title)]) + 2
+    lines = [title.ljust(width) + "implementation".ljust(28) + "median".rjust(14)]
+    lines.append("-" * len(lines[0]))
+    for r in mine:
+        value = "SKIPPED" if r.skipped else f"{r.value:.2f} {r.unit} ±{100 * r.spread:.0f}%"
+        lines.append(r.case.ljust(width) + r.impl.ljust(28) + value.rjust(14))
+    return lines + _notes(mine)
+
+
+def summary(comparisons: list[Comparison]) -> list[str]:
+    """Counts of targets met, missed and skipped, and every MISSED one spelled out."""
+    targeted = [c for c in comparisons if c.target]
+    count = {s: sum(c.status == s for c in targeted) for s in (OK, MISSED, SKIPPED)}
+    lines = [f"targets: {count[OK]} ok, {count[MISSED]} MISSED, {count[SKIPPED]} SKIPPED"]
+    for c in targeted:
+        if c.status == MISSED:
+            extra = f" [{c.note}]" if c.note else ""
+            lines.append(
+                f"  MISSED  {c.case.strip()}: {c.subject} / {c.reference} = "
+                f"{c.ratio:.2f} (target {c.target}){extra}"
+            )
+    skipped = {c.note for c in targeted if c.status == SKIPPED}
+    lines += [f"  SKIPPED {note}" for note in sorted(skipped)]
+    return lines
+
+
+def render(
+    rows: list[Row], comparisons: list[Comparison], machine: dict, mode: str, cache_bytes: int
+) -> str:
+    """The whole terminal report."""
+    parts = [
+        f"dpex_kernels benchmarks ({mode} mode) on {machine['cpu']}, {machine['cores']} cores",
+        f"device: {machine['device']}",
+        f"load average (1 min) at start {machine.get('load_average_start')}, at end "
+        f"{machine.get('load_average_end')}: other processes on these cores add noise",
+        "each cell: median ± interquartile range / median",
+        "",
+        *launch_table(rows, comparisons),
+        "",
+        *simple_table("reject", "argument-mismatch rejection", rows),
+        "",
+        *simple_table("compile", "compile time", rows),
+    ]
+    for group in BANDWIDTH_GROUPS:
+        if any(r.group == group for r in rows):
+            parts += ["", *bandwidth_table(group, rows, comparisons)]
+    parts += [
+        f"  * working set >= {CACHE_FACTOR} x last-level cache ({cache_bytes / 2**20:.0f} MiB):"
+        " bandwidth targets apply",
+        "",
+        *summary(comparisons),
+    ]
+    return "\n".join(parts)
+
+
+def write_json(
+    path: Path, rows: list[Row], comparisons: list[Comparison], machine: dict, config: dict
+) -> None:
+    """Everything measured, with every sample, as JSON."""
+    data = {
+        "config": config,
+        "machine": machine,
+        "rows": [r.to_json() for r in rows],
+        "comparisons": [c.to_json() for c in comparisons],
+    }
+    path.write_text(json.dumps(data, indent=1))

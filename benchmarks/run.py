@@ -1,0 +1,94 @@
+"""Command line of the suite: python -m benchmarks [--quick] [--json FILE] [--plot FILE]."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+import traceback
+from collections.abc import Callable
+from dataclasses import asdict
+from pathlib import Path
+
+from . import device  # first: imports dpex_kernels, which sets up the OpenCL ICD loader
+from .cases.bandwidth import Implementations, run_bandwidth
+from .cases.compile import run_first_compile, run_warm_compile
+from .cases.launch import run_launch, run_reject
+from .compare import all_comparisons
+from .config import make_config
+from .machine import describe, last_level_cache_bytes, load_average
+from .numba_dpex_peer import run_numba_dpex
+from .opencl_peer import open_opencl
+from .plot import write_plot
+from .report import render, write_json
+from .results import Row, skipped_row
+
+# compile first: its fresh-process runs fork before any runtime thread exists
+GROUPS = ("compile", "launch", "reject", "vecadd", "triad", "stencil", "numba-dpex")
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    """The command-line options."""
+    p = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__)
+    p.add_argument("--quick", action="store_true", help="CI smoke run, under 2 minutes")
+    p.add_argument("--json", type=Path, metavar="FILE", help="write every measurement as JSON")
+    p.add_argument("--plot", type=Path, metavar="FILE", help="write a PNG plot of the ratios")
+    p.add_argument("--numba-dpex", metavar="VENV", help="also run numba-dpex from this venv")
+    p.add_argument("--only", metavar="GROUPS", help=f"comma-separated subset of {','.join(GROUPS)}")
+    return p.parse_args(argv)
+
+
+def _progress(text: str, started: float) -> None:
+    print(f"[{time.perf_counter() - started:6.1f} s] {text}", file=sys.stderr, flush=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the suite, print the report, write the files asked for; 0 even if targets miss."""
+    args = parse_args(argv)
+    cfg = make_config(args.quick, args.numba_dpex)
+    groups = args.only.split(",") if args.only else list(GROUPS)
+    started = time.perf_counter()
+    load_start = load_average()
+    import dpnp
+
+    try:
+        queue = dpnp.empty(1, device=device.DEVICE).sycl_queue
+    except Exception as exc:
+        print(f"no {device.DEVICE} device: {exc}", file=sys.stderr)
+        return 1
+    ocl, reason = open_opencl()  # after dpctl has seen its devices
+    notes = {"opencl": reason}
+    impls = Implementations(queue, ocl, notes)
+    jobs: dict[str, Callable[[], list[Row]]] = {
+        "launch": lambda: run_launch(cfg, queue, ocl, notes),
+        "reject": lambda: run_reject(cfg, queue),
+        "compile": lambda: run_first_compile(cfg) + run_warm_compile(cfg, queue, ocl, notes),
+        "vecadd": lambda: run_bandwidth("vecadd", cfg, impls),
+        "triad": lambda: run_bandwidth("triad", cfg, impls),
+        "stencil": lambda: run_bandwidth("stencil", cfg, impls),
+        "numba-dpex": lambda: run_numba_dpex(cfg),
+    }
+    rows: list[Row] = []
+    for group in groups:
+        _progress(f"{group} ...", started)
+        try:
+            rows += jobs[group]()
+        except Exception as exc:  # report it and go on: one broken case must not hide the rest
+            traceback.print_exc()
+            rows.append(skipped_row(group, group, "suite", "-", f"failed: {exc}"))
+    _progress("done", started)
+
+    cache_bytes = last_level_cache_bytes()
+    comparisons = all_comparisons(rows, cache_bytes)
+    machine = describe(device.device_description(queue))
+    machine["load_average_start"], machine["load_average_end"] = load_start, load_average()
+    print(render(rows, comparisons, machine, cfg.mode, cache_bytes))
+    print(f"\ntotal {time.perf_counter() - started:.0f} s")
+    if args.json:
+        write_json(args.json, rows, comparisons, machine, asdict(cfg))
+        print(f"wrote {args.json}")
+    if args.plot:
+        title = f"dpex_kernels benchmarks ({cfg.mode}) — {machine['cpu']}"
+        problem = write_plot(args.plot, comparisons, cache_bytes, title)
+        print(f"plot SKIPPED: {problem}" if problem else f"wrote {args.plot}")
+    return 0
