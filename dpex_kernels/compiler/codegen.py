@@ -224,8 +224,30 @@ def optimise(module: ll.ModuleRef, kernel_names: list[str], opt_level: int) -> N
     machine = _target_machine(opt_level)
     options = ll.create_pipeline_tuning_options(speed_level=max(1, min(opt_level, 3)))
     builder = ll.create_pass_builder(machine, options)
-    builder.getModulePassManager().run(module, builder)
+    with _llvm_lock:
+        # Exit-value replacement turns loop sums into closed forms over i65 and wider
+        # integers, which the SPIR-V back end aborts the process on. LLVM options are
+        # process-wide, so the default ("cse") is restored for Numba's CPU target after.
+        ll.set_option("dpex_kernels", "-replexitval=never")
+        try:
+            builder.getModulePassManager().run(module, builder)
+        finally:
+            ll.set_option("dpex_kernels", "-replexitval=cse")
     module.verify()
+
+
+_SUPPORTED_WIDTHS = {1, 8, 16, 32, 64}
+_INTEGER_TYPE = re.compile(r'(?<![\w%@.$"])i(\d+)\b')
+
+
+def _reject_unsupported_integers(module: ll.ModuleRef, kernel_name: str) -> None:
+    """Integer widths SPIR-V lacks would abort the process inside the back end."""
+    widths = {int(w) for w in _INTEGER_TYPE.findall(str(module))} - _SUPPORTED_WIDTHS
+    if widths:
+        raise KernelCompileError(
+            f"kernel '{kernel_name}' needs integers of {sorted(widths)} bits, which SPIR-V "
+            f"devices do not support; simplify the integer arithmetic or use int64"
+        )
 
 
 _SPIRV_VAL = shutil.which("spirv-val")
@@ -250,6 +272,7 @@ def emit_spirv(module: ll.ModuleRef, kernel_name: str, opt_level: int) -> bytes:
     emitted again until it passes.
     """
     _reject_host_calls(module, kernel_name)
+    _reject_unsupported_integers(module, kernel_name)
     text = str(module)
     for _ in range(_EMIT_ATTEMPTS):
         with _llvm_lock:  # the back end keeps process-wide state

@@ -73,6 +73,7 @@ class DeviceFunction:
         self._keys: dict[tuple, _OverloadKey] = {}
         self.targetoptions = {"fastmath": fastmath, "debug": debug}
         self._lock = threading.RLock()
+        self._compiling = 0
         self._can_compile = True
         for sig in signatures or ():
             self.compile(sig)
@@ -107,14 +108,23 @@ class DeviceFunction:
             existing = self.overloads.get(argtypes)
             if existing is not None:
                 return existing
-            cres = compile_device_code(
-                self.py_func, argtypes, return_type=return_type, **self.targetoptions
-            )
+            self._compiling += 1
+            try:
+                cres = compile_device_code(
+                    self.py_func, argtypes, return_type=return_type, **self.targetoptions
+                )
+            finally:
+                self._compiling -= 1
             key = _OverloadKey(self.__name__, argtypes)
             cres.target_context.insert_user_function(key, cres.fndesc, [cres.library])
             self._keys[argtypes] = key
             self.overloads[argtypes] = cres
             return cres
+
+    @property
+    def is_compiling(self) -> bool:
+        """Numba asks while typing a caller, to detect recursion through this function."""
+        return self._compiling > 0
 
     @property
     def nopython_signatures(self):

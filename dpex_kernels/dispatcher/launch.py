@@ -12,6 +12,7 @@ import threading
 from collections import deque
 
 import dpctl
+import numpy as np
 from dpctl.enum_types import event_status_type
 from dpctl.utils import SequentialOrderManager
 
@@ -114,14 +115,14 @@ def _pack_scalar(name: str):
         def pack(flat, value, usm):
             if not scalar_matches(name, value):
                 raise ScalarMismatch
-            flat.append(ctype(int(value) & 0xFF))
+            flat.append(ctype(int(value) & 0xFF))  # c_char is dpctl's int8
 
         return pack
 
     def pack(flat, value, usm):
         if not scalar_matches(name, value):
             raise ScalarMismatch
-        flat.append(ctype(value))
+        flat.append(ctype(value.item() if isinstance(value, np.generic) else value))
 
     return pack
 
