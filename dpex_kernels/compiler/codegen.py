@@ -227,12 +227,12 @@ def optimise(module: ll.ModuleRef, kernel_names: list[str], opt_level: int) -> N
     with _llvm_lock:
         # Exit-value replacement turns loop sums into closed forms over i65 and wider
         # integers, which the SPIR-V back end aborts the process on. LLVM options are
-        # process-wide, so the default ("cse") is restored for Numba's CPU target after.
+        # process-wide, so the default ("cheap") is restored for Numba's CPU target after.
         ll.set_option("dpex_kernels", "-replexitval=never")
         try:
             builder.getModulePassManager().run(module, builder)
         finally:
-            ll.set_option("dpex_kernels", "-replexitval=cse")
+            ll.set_option("dpex_kernels", "-replexitval=cheap")
     module.verify()
 
 
