@@ -86,20 +86,19 @@ class KernelStats:
 class LaunchPlan:
     """Everything a launch needs for one argument fingerprint, decided once."""
 
-    __slots__ = ("compiled", "ndim", "packers", "queue", "sycl_kernel")
+    __slots__ = ("compiled", "last", "packers")
 
     def __init__(self, compiled: CompiledKernel):
         self.compiled = compiled
         self.packers = make_packers(compiled.params)
-        self.queue = None
-        self.ndim = 0
-        self.sycl_kernel = None
+        self.last = (None, 0, None)  # (queue, ndim, SyclKernel), replaced whole
 
     def kernel_for(self, queue, ndim: int):
-        if queue is not self.queue or ndim != self.ndim:
-            self.sycl_kernel = self.compiled.kernel_for(queue, ndim)
-            self.queue, self.ndim = queue, ndim
-        return self.sycl_kernel
+        last_queue, last_ndim, sycl_kernel = self.last
+        if queue is not last_queue or ndim != last_ndim:
+            sycl_kernel = self.compiled.kernel_for(queue, ndim)
+            self.last = (queue, ndim, sycl_kernel)
+        return sycl_kernel
 
 
 def _normalise_signatures(signatures) -> list[Signature]:

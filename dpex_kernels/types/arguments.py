@@ -53,14 +53,14 @@ class _DeviceNames:
     """queue -> canonical device name, remembering the last queue seen (the common case)."""
 
     def __init__(self) -> None:
-        self.queue = None
-        self.name = ""
+        self.last = (None, "")  # one tuple, replaced whole: safe to read from any thread
 
     def __call__(self, queue: dpctl.SyclQueue) -> str:
-        if queue is not self.queue:
-            self.name = queue.sycl_device.filter_string
-            self.queue = queue
-        return self.name
+        last_queue, name = self.last
+        if queue is not last_queue:
+            name = queue.sycl_device.filter_string
+            self.last = (queue, name)
+        return name
 
 
 device_name_of_queue = _DeviceNames()
