@@ -96,3 +96,20 @@ def test_concurrent_launches_from_threads_are_all_correct():
     for index, out in enumerate(outputs):
         np.testing.assert_allclose(dpnp.asnumpy(out), index * host_x + 1.0)
     assert _axpy.stats.compiles == 1
+
+
+def test_missing_device_aspect_is_named_before_the_runtime_build(monkeypatch):
+    from dpex_kernels import device as device_module
+
+    class _NoFp64Device:
+        filter_string = "opencl:cpu:0"
+        name = "a device without fp64"
+        has_aspect_fp64 = False
+
+    class _Queue:
+        sycl_context = object()
+        sycl_device = _NoFp64Device()
+
+    monkeypatch.setattr(device_module, "_kernels", {})
+    with pytest.raises(dk.KernelCompileError, match="fp64"):
+        device_module.build_kernel(b"\x03\x02\x23\x07", "k", _Queue(), ("fp64",))
