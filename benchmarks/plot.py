@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from .compare import BANDWIDTH_GROUPS, CACHE_FACTOR, LAUNCH_TARGETS
-from .results import Comparison
+from .results import DPNP, OCL, Comparison
 
 
 def _launch_panel(ax, comparisons: list[Comparison]) -> None:
@@ -25,23 +25,26 @@ def _launch_panel(ax, comparisons: list[Comparison]) -> None:
         ax.text(0.5, 0.5, "no launch ratios measured", ha="center", transform=ax.transAxes)
 
 
-def _bandwidth_panel(ax, comparisons: list[Comparison], cache_bytes: int) -> None:
+def _bandwidth_panel(ax, comparisons: list[Comparison], cache_bytes: int, reference: str) -> None:
     series: dict[str, list[tuple[int, float]]] = {}
     for c in comparisons:
-        if c.group in BANDWIDTH_GROUPS and c.ratio is not None:
-            key = f"{c.group} {c.params.get('dtype')} {c.subject} / {c.reference}"
+        if c.group in BANDWIDTH_GROUPS and c.ratio is not None and c.reference == reference:
+            key = f"{c.group} {c.params.get('dtype')} ({c.subject})"
             series.setdefault(key, []).append((c.params["bytes"], c.ratio))
     for key, points in series.items():
         points.sort()
         ax.plot([p[0] for p in points], [p[1] for p in points], marker="o", label=key)
     ax.set_xscale("log", base=2)
+    ax.set_yscale("log", base=2)
     ax.axhline(0.95, color="k", linestyle="--", linewidth=0.8)
     ax.axvline(CACHE_FACTOR * cache_bytes, color="gray", linestyle=":", linewidth=0.8)
     ax.set_xlabel("working set (bytes); right of the dotted line: past the caches")
-    ax.set_ylabel("GB/s ratio (higher is better)")
-    ax.set_title("bandwidth vs OpenCL C and dpnp (target >= 0.95)")
+    ax.set_ylabel(f"GB/s ratio to {reference} (higher is better)")
+    ax.set_title(f"bandwidth vs {reference} (dashed: target 0.95)")
     if series:
-        ax.legend(fontsize=6, ncol=2)
+        ax.legend(fontsize=7, ncol=2)
+    else:
+        ax.text(0.5, 0.5, "no bandwidth ratios measured", ha="center", transform=ax.transAxes)
 
 
 def write_plot(path: Path, comparisons: list[Comparison], cache_bytes: int, title: str) -> str:
@@ -53,11 +56,11 @@ def write_plot(path: Path, comparisons: list[Comparison], cache_bytes: int, titl
         import matplotlib.pyplot as plt
     except ImportError as exc:
         return f"matplotlib not importable ({exc}); pip install matplotlib"
-    fig, (top, bottom) = plt.subplots(2, 1, figsize=(11, 13))
-    _launch_panel(top, comparisons)
-    _bandwidth_panel(bottom, comparisons, cache_bytes)
+    fig, axes = plt.subplots(3, 1, figsize=(11, 17), layout="constrained", height_ratios=(3, 2, 2))
+    _launch_panel(axes[0], comparisons)
+    _bandwidth_panel(axes[1], comparisons, cache_bytes, OCL)
+    _bandwidth_panel(axes[2], comparisons, cache_bytes, DPNP)
     fig.suptitle(title)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    fig.savefig(path, dpi=100)
     plt.close(fig)
     return ""

@@ -148,7 +148,7 @@ def summary(comparisons: list[Comparison]) -> list[str]:
                 f"{c.ratio:.2f} (target {c.target}){extra}"
             )
     skipped = {c.note for c in targeted if c.status == SKIPPED}
-    lines += [f"  SKIPPED {note}" for note in sorted(skipped)]
+    lines += [f"  SKIPPED {note.removeprefix('SKIPPED: ')}" for note in sorted(skipped)]
     return lines
 
 
@@ -162,13 +162,12 @@ def render(
         f"load average (1 min) at start {machine.get('load_average_start')}, at end "
         f"{machine.get('load_average_end')}: other processes on these cores add noise",
         "each cell: median ± interquartile range / median",
-        "",
-        *launch_table(rows, comparisons),
-        "",
-        *simple_table("reject", "argument-mismatch rejection", rows),
-        "",
-        *simple_table("compile", "compile time", rows),
     ]
+    if any(r.group == "launch" for r in rows):
+        parts += ["", *launch_table(rows, comparisons)]
+    for group, title in (("reject", "argument-mismatch rejection"), ("compile", "compile time")):
+        if any(r.group == group for r in rows):
+            parts += ["", *simple_table(group, title, rows)]
     for group in BANDWIDTH_GROUPS:
         if any(r.group == group for r in rows):
             parts += ["", *bandwidth_table(group, rows, comparisons)]

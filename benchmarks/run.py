@@ -56,9 +56,11 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:
         print(f"no {device.DEVICE} device: {exc}", file=sys.stderr)
         return 1
+    machine = describe(device.device_description(queue))  # now: it may fork
     ocl, reason = open_opencl()  # after dpctl has seen its devices
     notes = {"opencl": reason}
     impls = Implementations(queue, ocl, notes)
+    impls.prepare(tuple(g for g in ("vecadd", "triad", "stencil") if g in groups), cfg.dtypes)
     jobs: dict[str, Callable[[], list[Row]]] = {
         "launch": lambda: run_launch(cfg, queue, ocl, notes),
         "reject": lambda: run_reject(cfg, queue),
@@ -80,7 +82,6 @@ def main(argv: list[str] | None = None) -> int:
 
     cache_bytes = last_level_cache_bytes()
     comparisons = all_comparisons(rows, cache_bytes)
-    machine = describe(device.device_description(queue))
     machine["load_average_start"], machine["load_average_end"] = load_start, load_average()
     print(render(rows, comparisons, machine, cfg.mode, cache_bytes))
     print(f"\ntotal {time.perf_counter() - started:.0f} s")

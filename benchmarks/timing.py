@@ -62,7 +62,8 @@ def interleave(
 
     Per round and fn: one untimed call when `rewarm` and its runs are short (its caches and
     threads are cold after the others ran), then timed calls until both min_samples/rounds
-    calls and min_time/rounds seconds are done.
+    calls and min_time/rounds seconds are done; slow fns stop after 2 * min_time/rounds seconds
+    (at least one call).
     Returns (name -> Stats, name -> error) for the fns that raised.
     """
     samples: dict[str, list[float]] = {name: [] for name in fns}
@@ -76,13 +77,17 @@ def interleave(
                 last = samples[name][-1] * per if samples[name] else 0.0
                 if rewarm and last < REWARM_BELOW_S:
                     fn()
-                deadline = time.perf_counter() + min_time / rounds
+                begun = time.perf_counter()
+                deadline, cap = begun + min_time / rounds, begun + 2 * min_time / rounds
                 count = 0
-                while count < per_round or time.perf_counter() < deadline:
+                while True:
                     started = time.perf_counter()
                     fn()
-                    samples[name].append((time.perf_counter() - started) / per)
+                    now = time.perf_counter()
+                    samples[name].append((now - started) / per)
                     count += 1
+                    if now >= deadline and (count >= per_round or now >= cap):
+                        break
             except Exception as exc:  # one broken implementation must not stop the others
                 errors[name] = f"{type(exc).__name__}: {exc}".splitlines()[0][:160]
     stats = {name: summarise(s) for name, s in samples.items() if s and name not in errors}

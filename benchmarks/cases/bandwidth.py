@@ -6,6 +6,8 @@ Bytes counted are the ideal traffic: every input read once, every output written
 
 from __future__ import annotations
 
+import contextlib
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -23,6 +25,7 @@ from ..results import DPNP, EAGER, NUMBA, NUMPY, OCL, RAW, Row, bandwidth_row, s
 from ..timing import interleave
 
 S, C0, C1 = 0.5, 0.5, 0.125
+SLOW_RUN_S = 0.25
 
 
 @dataclass
@@ -81,6 +84,16 @@ class Implementations:
         self._inputs: list = []
         self._inputs_of: Problem | None = None
 
+    def prepare(self, names: tuple[str, ...], dtypes: tuple[str, ...]) -> None:
+        """Compile every kernel now, before Numba's host thread pool exists (compiles may fork)."""
+        for name in names:
+            for dtype in map(np.dtype, dtypes):
+                if self.ocl is not None:
+                    self._ocl[(name, dtype)] = self.ocl.kernel(name, dtype)
+                if device.dispatcher_available():
+                    with contextlib.suppress(Exception):  # reported on the dk rows later
+                        self._kernel(name, dtype)
+
     def available(self) -> dict[str, Setup | str]:
         """impl -> setup function, or impl -> the reason it is skipped."""
         impls: dict[str, Setup | str] = {}
@@ -104,22 +117,22 @@ class Implementations:
         args[p.out] = device.device_array(p.args[p.out], self.queue)
         return args
 
-    def _kernel(self, p: Problem):
-        key = (p.name, p.dtype)
+    def _kernel(self, name: str, dtype: np.dtype):
+        key = (name, dtype)
         if key not in self._dk:
-            self._dk[key] = device.jit_kernel(p.name, p.dtype, "eager")
+            self._dk[key] = device.jit_kernel(name, dtype, "eager")
         return self._dk[key]
 
     def dk(self, p: Problem):
         """The @dk.kernel eager kernel, launched as users do."""
-        kernel, args, rng = self._kernel(p), self._device_args(p), dk.Range(*p.gsize)
+        kernel, args, rng = self._kernel(p.name, p.dtype), self._device_args(p), dk.Range(*p.gsize)
         return (lambda: kernel[rng](*args).wait()), (lambda: dpnp.asnumpy(args[p.out]))
 
     def _sycl_kernel(self, p: Problem):
         """The dispatcher's SyclKernel; without a working dispatcher, the compiler's own."""
         if device.dispatcher_available():
             try:
-                return device.sycl_kernel_of(self._kernel(p))
+                return device.sycl_kernel_of(self._kernel(p.name, p.dtype))
             except Exception:  # reported on the dk row; the raw peer still runs
                 pass
         return device.compile_raw(p.name, p.dtype, self.queue)
@@ -247,7 +260,10 @@ def _measure_problem(p: Problem, cfg: Config, impls: Implementations) -> list[Ro
         try:  # one broken implementation must not stop the others
             run, result = setup(p)
             for _ in range(cfg.warmup):
+                begun = time.perf_counter()
                 run()
+                if time.perf_counter() - begun > SLOW_RUN_S:  # one warm-up is enough
+                    break
             correct[impl] = _correct(result(), p)
             runs[impl] = run
         except Exception as exc:

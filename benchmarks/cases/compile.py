@@ -87,17 +87,20 @@ def run_warm_compile(
     dtype = np.dtype("float32")
     for name in ("vecadd", "stencil"):
         case = f"warm compile {name}"
-        impls = {PIPELINE: lambda name=name: device.compile_raw(name, dtype, queue)}
+        impls: dict = {PIPELINE: lambda name=name: device.compile_raw(name, dtype, queue)}
         if device.dispatcher_available():
             impls[EAGER] = lambda name=name: device.jit_kernel(name, dtype, "eager")
             impls[LAZY + " (first call)"] = _lazy_first_call(name, queue)
         else:
-            rows.append(skipped_row("compile", case, EAGER, "ms", device.NO_DISPATCHER))
+            impls[EAGER] = device.NO_DISPATCHER
         if ocl is not None:
             impls[OCL] = lambda name=name: ocl.kernel(name, dtype, tag=f"build {next(_unique)}")
         else:
-            rows.append(skipped_row("compile", case, OCL, "ms", notes["opencl"]))
+            impls[OCL] = notes["opencl"]
         for impl, build in impls.items():
+            if isinstance(build, str):
+                rows.append(skipped_row("compile", case, impl, "ms", build))
+                continue
             try:
                 stats = measure(build, 1, cfg.compile_repeat)
             except Exception as exc:  # a broken implementation must not stop the others

@@ -58,14 +58,18 @@ class USMArrayType(types.Array):
             aligned=self.aligned,
         )
 
-    def unify(self, typingctx, other):
-        if (
+    def _same_elements(self, other) -> bool:
+        """Same dtype, ndim and allocation: views differing only in layout or mutability."""
+        return (
             isinstance(other, USMArrayType)
             and other.ndim == self.ndim
             and other.dtype == self.dtype
             and other.usm_type == self.usm_type
             and other.device == self.device
-        ):
+        )
+
+    def unify(self, typingctx, other):
+        if self._same_elements(other):
             layout = self.layout if other.layout == self.layout else "A"
             readonly = not (self.mutable and other.mutable)
             return self.copy(layout=layout, readonly=readonly)
@@ -75,11 +79,7 @@ class USMArrayType(types.Array):
         from numba.core.typeconv import Conversion
 
         if (
-            isinstance(other, USMArrayType)
-            and other.ndim == self.ndim
-            and other.dtype == self.dtype
-            and other.usm_type == self.usm_type
-            and other.device == self.device
+            self._same_elements(other)
             and other.layout in ("A", self.layout)
             and (self.mutable or not other.mutable)
         ):
