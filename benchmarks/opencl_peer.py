@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import sys
 import tempfile
 from dataclasses import dataclass
@@ -23,6 +25,7 @@ def _point_icd_loader() -> None:
     folder = Path(tempfile.mkdtemp(prefix="dpex-bench-icd-"))
     (folder / "intelocl.icd").write_text(f"{library}\n")
     os.environ["OCL_ICD_VENDORS"] = str(folder)
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
 
 
 @dataclass

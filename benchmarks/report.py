@@ -26,6 +26,11 @@ from .results import (
 LAUNCH_COLUMNS = (RAW, RAW_KA, EAGER, LAZY, OCL, NDPEX)
 BANDWIDTH_COLUMNS = (EAGER, RAW, OCL, DPNP, NUMBA, NUMPY, NDPEX)
 CELL = 13
+SHORT = {RAW: "raw", RAW_KA: "raw+keep"}
+LEGEND = (
+    "raw: SyclQueue.submit_async of the same SyclKernel, arguments packed beforehand\n"
+    "raw+keep: raw plus dpctl's keep-alive host task (SyclQueue._submit_keep_args_alive)"
+)
 
 
 def _cell(row: Row | None) -> str:
@@ -44,7 +49,7 @@ def _mark(c: Comparison | None) -> str:
     if c.ratio is None:
         return "SKIPPED" if c.target else "-"
     mark = {OK: " ok", MISSED: " MISSED"}.get(c.status, "")
-    return f"{c.ratio:.2f}{mark}"
+    return f"{c.ratio:.3f}{mark}"
 
 
 def _notes(rows: list[Row]) -> list[str]:
@@ -69,7 +74,7 @@ def _matrix(
     cases = list(dict.fromkeys(r.case for r in rows))
     by_key = {(r.case, r.impl): r for r in rows}
     width = max([len(c) for c in cases] + [len(title)]) + 2
-    header = title.ljust(width) + "".join(c[: CELL - 1].rjust(CELL) for c in present)
+    header = title.ljust(width) + "".join(SHORT.get(c, c)[: CELL - 1].rjust(CELL) for c in present)
     header += "".join(name.rjust(CELL + 2) for name, _ in ratios)
     lines = [header, "-" * len(header)]
     for case in cases:
@@ -145,7 +150,7 @@ def summary(comparisons: list[Comparison]) -> list[str]:
             extra = f" [{c.note}]" if c.note else ""
             lines.append(
                 f"  MISSED  {c.case.strip()}: {c.subject} / {c.reference} = "
-                f"{c.ratio:.2f} (target {c.target}){extra}"
+                f"{c.ratio:.3f} (target {c.target}){extra}"
             )
     skipped = {c.note for c in targeted if c.status == SKIPPED}
     lines += [f"  SKIPPED {note.removeprefix('SKIPPED: ')}" for note in sorted(skipped)]
@@ -162,6 +167,7 @@ def render(
         f"load average (1 min) at start {machine.get('load_average_start')}, at end "
         f"{machine.get('load_average_end')}: other processes on these cores add noise",
         "each cell: median ± interquartile range / median",
+        LEGEND,
     ]
     if any(r.group == "launch" for r in rows):
         parts += ["", *launch_table(rows, comparisons)]

@@ -90,9 +90,8 @@ class Implementations:
             for dtype in map(np.dtype, dtypes):
                 if self.ocl is not None:
                     self._ocl[(name, dtype)] = self.ocl.kernel(name, dtype)
-                if device.dispatcher_available():
-                    with contextlib.suppress(Exception):  # reported on the dk rows later
-                        self._kernel(name, dtype)
+                with contextlib.suppress(Exception):  # reported on the rows later
+                    self._sycl_kernel(name, dtype)
 
     def available(self) -> dict[str, Setup | str]:
         """impl -> setup function, or impl -> the reason it is skipped."""
@@ -109,8 +108,10 @@ class Implementations:
         """Device copies of the inputs, shared by the device implementations; a private output."""
         if self._inputs_of is not p:
             self._inputs = [
-                device.device_array(a, self.queue) if isinstance(a, np.ndarray) else a
-                for a in p.args
+                device.device_array(a, self.queue)
+                if isinstance(a, np.ndarray) and i != p.out
+                else a
+                for i, a in enumerate(p.args)
             ]
             self._inputs_of = p
         args = list(self._inputs)
@@ -128,21 +129,21 @@ class Implementations:
         kernel, args, rng = self._kernel(p.name, p.dtype), self._device_args(p), dk.Range(*p.gsize)
         return (lambda: kernel[rng](*args).wait()), (lambda: dpnp.asnumpy(args[p.out]))
 
-    def _sycl_kernel(self, p: Problem):
-        """The dispatcher's SyclKernel; without a working dispatcher, the compiler's own."""
-        if device.dispatcher_available():
-            try:
-                return device.sycl_kernel_of(self._kernel(p.name, p.dtype))
-            except Exception:  # reported on the dk row; the raw peer still runs
-                pass
-        return device.compile_raw(p.name, p.dtype, self.queue)
+    def _sycl_kernel(self, name: str, dtype: np.dtype):
+        """The dispatcher's SyclKernel (compiling the dk kernel); else the compiler's own."""
+        key = (name, dtype)
+        if key not in self._raw:
+            found = None
+            if device.dispatcher_available():
+                with contextlib.suppress(Exception):  # reported on the dk row
+                    found = device.sycl_kernel_of(self._kernel(name, dtype))
+            self._raw[key] = found or device.compile_raw(name, dtype, self.queue)
+        return self._raw[key]
 
     def raw(self, p: Problem):
         """The same SyclKernel through SyclQueue.submit_async with pre-flattened arguments."""
-        key = (p.name, p.dtype)
-        if key not in self._raw:
-            self._raw[key] = self._sycl_kernel(p)
-        sycl_kernel, args, gsize = self._raw[key], self._device_args(p), list(p.gsize)
+        sycl_kernel = self._sycl_kernel(p.name, p.dtype)
+        args, gsize = self._device_args(p), list(p.gsize)
         flat = device.flatten(tuple(args), device.argtypes(p.name, p.dtype))
         queue = self.queue
         return (lambda: queue.submit_async(sycl_kernel, flat, gsize).wait()), (
