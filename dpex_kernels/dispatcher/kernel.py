@@ -21,12 +21,14 @@ from ..types.spec import ArraySpec, explain_mismatch, first_difference, scalar_n
 from ..types.typeof import not_passable_message
 from ..types.usm_array import USMArrayType, from_spec, scalar_from_name
 from .launch import (
+    CONTIGUOUS,
+    STRIDED,
     LaunchRange,
     ScalarMismatch,
     check_local_size,
-    make_packers,
     mixed_queues_error,
     normalise_depends_on,
+    packing_plan,
     submit,
     submit_checked,
 )
@@ -86,12 +88,26 @@ class KernelStats:
 class LaunchPlan:
     """Everything a launch needs for one argument fingerprint, decided once."""
 
-    __slots__ = ("compiled", "last", "packers")
+    __slots__ = ("checked", "compiled", "contiguous_arrays_only", "last", "modes", "packers")
 
     def __init__(self, compiled: CompiledKernel):
         self.compiled = compiled
-        self.packers = make_packers(compiled.params)
+        self.modes, self.packers = packing_plan(compiled.params)
+        self.contiguous_arrays_only = all(mode is CONTIGUOUS for mode in self.modes)
+        self.checked = compiled.artifacts.error_flag
         self.last = (None, 0, None)  # (queue, ndim, SyclKernel), replaced whole
+
+    def flatten(self, args, usm_args) -> list:
+        """The kernel arguments, in the order lowering.flattening() describes."""
+        flat = []
+        for mode, value, usm, pack in zip(self.modes, args, usm_args, self.packers):
+            if mode is CONTIGUOUS:
+                flat += usm.packed
+            elif mode is STRIDED:
+                flat += usm.packed_strided
+            else:
+                pack(flat, value)
+        return flat
 
     def kernel_for(self, queue, ndim: int):
         last_queue, last_ndim, sycl_kernel = self.last
@@ -310,13 +326,16 @@ def _unpickle_kernel(payload) -> JitKernel:
 
 
 class Launcher:
-    """kernel[range]: validated once; calling it launches."""
+    """kernel[range]: validated once; calling it launches. The hot path of the package."""
 
-    __slots__ = ("kernel", "launch_range")
+    __slots__ = ("global_size", "kernel", "launch_range", "local_size", "ndim")
 
     def __init__(self, kernel: JitKernel, launch_range: LaunchRange):
         self.kernel = kernel
         self.launch_range = launch_range
+        self.global_size = launch_range.global_size
+        self.local_size = launch_range.local_size
+        self.ndim = 0 if launch_range.empty else launch_range.ndim
 
     def __call__(self, *args, depends_on=None):
         kernel = self.kernel
@@ -327,6 +346,7 @@ class Launcher:
             )
         usm_args = []
         key = []
+        flat = []  # right as it stands when every parameter is a "C"/"F" array
         queue = None
         for value in args:
             reader = _READERS.get(type(value), _UNSEEN)
@@ -338,7 +358,8 @@ class Launcher:
                 continue
             usm = reader(value)
             usm_args.append(usm)
-            key.append(usm.fingerprint)
+            key.append(usm.key)
+            flat += usm.packed
             if queue is None:
                 queue = usm.queue
             elif usm.queue is not queue and usm.queue != queue:
@@ -347,26 +368,25 @@ class Launcher:
         plan = kernel._plans.get(key)
         if plan is None:
             plan = kernel._plan_for(args, usm_args, key)
-        flat = []
-        try:
-            for pack, value, usm in zip(plan.packers, args, usm_args):
-                pack(flat, value, usm)
-        except ScalarMismatch:
-            plan = kernel._plan_for(args, usm_args, key, cache=False)
-            flat = []
-            for pack, value, usm in zip(plan.packers, args, usm_args):
-                pack(flat, value, usm)
-        launch_range = self.launch_range
-        if launch_range.local_size is not None:
-            check_local_size(launch_range, plan.compiled.attrs, kernel.__name__)
-        events = None if depends_on is None else normalise_depends_on(depends_on)
-        if launch_range.empty:
-            return dpctl.SyclEvent()
+        if not plan.contiguous_arrays_only:
+            try:
+                flat = plan.flatten(args, usm_args)
+            except ScalarMismatch:
+                plan = kernel._plan_for(args, usm_args, key, cache=False)
+                flat = plan.flatten(args, usm_args)
+        if self.local_size is not None:
+            check_local_size(self.launch_range, plan.compiled.attrs, kernel.__name__)
+        if depends_on is not None:
+            depends_on = normalise_depends_on(depends_on)
+        if not self.ndim:
+            return dpctl.SyclEvent()  # a zero-sized range: nothing to run
         if queue is None:
             queue = plan.compiled._queue
-        sycl_kernel = plan.kernel_for(queue, launch_range.ndim)
-        if plan.compiled.artifacts.error_flag:
+        sycl_kernel = plan.kernel_for(queue, self.ndim)
+        if plan.checked:
             return submit_checked(
-                queue, sycl_kernel, flat, launch_range, events, args, plan.compiled.artifacts
+                queue, sycl_kernel, flat, self.launch_range, depends_on, args,
+                plan.compiled.artifacts,
             )
-        return submit(queue, sycl_kernel, flat, launch_range, events, args)
+        return submit(queue, sycl_kernel, flat, self.global_size, self.local_size, depends_on,
+                      args)

@@ -83,25 +83,11 @@ class InFlight:
 in_flight = InFlight()
 
 
-def _pack_array(strided: bool):
-    if strided:
-
-        def pack(flat, value, usm):
-            flat.extend(usm.packed_strided)
-
-    else:
-
-        def pack(flat, value, usm):
-            flat.extend(usm.packed)
-
-    return pack
-
-
 def _pack_scalar(name: str):
     if name.startswith("complex"):
         part = ctypes.c_float if name == "complex64" else ctypes.c_double
 
-        def pack(flat, value, usm):
+        def pack(flat, value):
             if not scalar_matches(name, value) and not isinstance(value, (int, float, complex)):
                 raise ScalarMismatch
             value = complex(value)
@@ -112,14 +98,14 @@ def _pack_scalar(name: str):
     ctype = _CTYPES[name]
     if name == "int8":
 
-        def pack(flat, value, usm):
+        def pack(flat, value):
             if not scalar_matches(name, value):
                 raise ScalarMismatch
             flat.append(ctype(int(value) & 0xFF))  # c_char is dpctl's int8
 
         return pack
 
-    def pack(flat, value, usm):
+    def pack(flat, value):
         if not scalar_matches(name, value):
             raise ScalarMismatch
         flat.append(ctype(value.item() if isinstance(value, np.generic) else value))
@@ -127,14 +113,21 @@ def _pack_scalar(name: str):
     return pack
 
 
-def make_packers(params) -> tuple:
-    """One packer per parameter (ArraySpec or scalar name), in flattening order."""
+CONTIGUOUS = "contiguous"  # a "C"/"F" array parameter: data, offset, shape
+STRIDED = "strided"  # an "A" array parameter: data, offset, shape, strides
+SCALAR = "scalar"
+
+
+def packing_plan(params) -> tuple[tuple, tuple]:
+    """(mode per parameter, scalar packer per parameter or None), for LaunchPlan.flatten."""
     from ..types.spec import ArraySpec
 
-    return tuple(
-        _pack_array(p.layout == "A") if isinstance(p, ArraySpec) else _pack_scalar(p)
+    modes = tuple(
+        (STRIDED if p.layout == "A" else CONTIGUOUS) if isinstance(p, ArraySpec) else SCALAR
         for p in params
     )
+    packers = tuple(None if isinstance(p, ArraySpec) else _pack_scalar(p) for p in params)
+    return modes, packers
 
 
 def normalise_depends_on(depends_on) -> list:
@@ -203,16 +196,36 @@ def mixed_queues_error(kernel_name: str, param_names, usm_args) -> ExecutionQueu
     )
 
 
-def submit(queue, sycl_kernel, flat, launch_range: LaunchRange, depends_on, keep_alive):
+class _OrderManagers:
+    """The order keeper of dpctl's SequentialOrderManager[queue], for the last queue seen.
+
+    Its C++ keeper (`_state`) is called directly: the public wrapper's property and type
+    checks cost about a microsecond per launch. dpctl is pinned below 0.23 for this.
+    """
+
+    def __init__(self) -> None:
+        self.last = (None, None, None)  # (queue, manager map, keeper), replaced whole
+
+    def __call__(self, queue):
+        last_queue, last_map, keeper = self.last
+        current_map = SequentialOrderManager._map.get()
+        if queue is not last_queue or current_map is not last_map:
+            keeper = SequentialOrderManager[queue]._state
+            self.last = (queue, current_map, keeper)
+        return keeper
+
+
+order_keeper_of = _OrderManagers()
+
+
+def submit(queue, sycl_kernel, flat, global_size, local_size, depends_on, keep_alive):
     """Order after dpnp's pending work and `depends_on`, submit, register, keep alive."""
-    order = SequentialOrderManager[queue]
-    dependencies = order.submitted_events
+    keeper = order_keeper_of(queue)
+    dependencies = keeper.get_submitted_events()
     if depends_on:
         dependencies = dependencies + depends_on
-    event = queue.submit_async(
-        sycl_kernel, flat, launch_range.global_size, launch_range.local_size, dependencies
-    )
-    order.add_event_pair(event, event)
+    event = queue.submit_async(sycl_kernel, flat, global_size, local_size, dependencies)
+    keeper.add_to_submitted_events(event)
     in_flight.add(event, (keep_alive, flat))
     return event
 
@@ -223,7 +236,8 @@ def submit_checked(queue, sycl_kernel, flat, launch_range, depends_on, keep_aliv
 
     flag = dpmem.MemoryUSMShared(4, queue=queue)
     flag.memset(0)
-    event = submit(queue, sycl_kernel, [*flat, flag], launch_range, depends_on, keep_alive)
+    event = submit(queue, sycl_kernel, [*flat, flag], launch_range.global_size,
+                   launch_range.local_size, depends_on, keep_alive)
     event.wait()
     code = int.from_bytes(flag.copy_to_host().tobytes(), "little", signed=True)
     if code == 0:

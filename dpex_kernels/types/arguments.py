@@ -21,8 +21,10 @@ from .spec import SCALAR_NAMES, ArraySpec, contiguity, layout_of
 class USMArgument(NamedTuple):
     """One USM array argument as a launch sees it."""
 
-    #: (np.dtype, ndim, contiguity, usm_type, device name): cheap to build, hash and compare.
+    #: (np.dtype, ndim, contiguity, usm_type, device name): what dispatch matches on.
     fingerprint: tuple
+    #: A small int standing for the fingerprint, so launch-plan keys hash fast.
+    key: int
     queue: dpctl.SyclQueue
     memory: object  # a dpctl.memory._Memory holding the allocation
     offset: int  # bytes from the allocation's start to element 0
@@ -68,10 +70,16 @@ device_name_of_queue = _DeviceNames()
 _CONTIGUITY = {0: "", 1: "C", 2: "F", 3: "CF"}
 
 
+_fingerprint_keys: dict[tuple, int] = {}
+
+
 def _argument(fingerprint, queue, memory, offset, shape, strides) -> USMArgument:
+    key = _fingerprint_keys.setdefault(fingerprint, len(_fingerprint_keys))
     packed = (memory, ctypes.c_longlong(offset), *map(ctypes.c_longlong, shape))
     packed_strided = packed + tuple(map(ctypes.c_longlong, strides))
-    return USMArgument(fingerprint, queue, memory, offset, shape, strides, packed, packed_strided)
+    return USMArgument(
+        fingerprint, key, queue, memory, offset, shape, strides, packed, packed_strided
+    )
 
 
 def _describe_usm_ndarray(x) -> USMArgument:
@@ -109,7 +117,16 @@ def _read_usm_ndarray(x) -> USMArgument:
 
 
 def _read_dpnp(x) -> USMArgument:
-    return _read_usm_ndarray(x.get_array())
+    array = x.get_array()  # the memo check is repeated here: one call less per launch argument
+    entry = _described.get(id(array))
+    if (
+        entry is not None
+        and entry[0]() is array
+        and entry[1] == array.shape
+        and entry[2] == array.strides
+    ):
+        return entry[3]
+    return _read_usm_ndarray(array)
 
 
 def _read_interface(x) -> USMArgument:
