@@ -19,7 +19,7 @@ from numba.core import types
 from numba.np.arrayobj import populate_array
 
 from ..types.usm_array import USMArrayType
-from .target import GENERIC, GLOBAL, SYCLTargetContext
+from .target import GLOBAL, SYCLTargetContext
 
 _I8 = ir.IntType(8)
 _I32 = ir.IntType(32)
@@ -68,9 +68,8 @@ def _rebuild_array(context: SYCLTargetContext, builder, argtype: USMArrayType, v
     else:
         strides = _contiguous_strides(builder, shape, itemsize, argtype.layout)
     element0 = builder.gep(data, [offset], inbounds=True)
-    generic = builder.addrspacecast(element0, _I8.as_pointer(GENERIC))
     element_type = context.get_data_type(argtype.dtype)
-    typed = builder.bitcast(generic, element_type.as_pointer(GENERIC))
+    typed = builder.bitcast(element0, element_type.as_pointer(GLOBAL))
     array = context.make_array(argtype)(context, builder)
     populate_array(array, data=typed, shape=shape, strides=strides, itemsize=itemsize, meminfo=None)
     return array._getvalue()

@@ -44,7 +44,7 @@ def _pointer_add(builder, ptr, offset, return_type=None):
 
 
 # Identical to Numba's for address space 0, so CPU code is unaffected; array views inside
-# kernels (whose data lives in the generic address space) need the address space kept.
+# kernels (whose data lives in the global address space) need the address space kept.
 cgutils.pointer_add = _pointer_add
 
 
@@ -57,10 +57,10 @@ class AddressSpacePointerModel(models.PrimitiveModel):
 
 
 class USMArrayModel(models.StructModel):
-    """Numba's array struct with the data pointer in the generic address space.
+    """Numba's array struct with the data pointer in the global address space (USM memory).
 
-    Generic pointers let one compiled device function accept global, local and private
-    arrays; LLVM's address-space inference turns them back into global ones after inlining.
+    Kernel-local and private arrays, when they come, get types of their own with their own
+    address spaces, so every access compiles to the right SPIR-V storage class.
     """
 
     def __init__(self, dmm, fe_type):
@@ -69,7 +69,7 @@ class USMArrayModel(models.StructModel):
             ("parent", types.pyobject),
             ("nitems", types.intp),
             ("itemsize", types.intp),
-            ("data", types.CPointer(fe_type.dtype, addrspace=GENERIC)),
+            ("data", types.CPointer(fe_type.dtype, addrspace=GLOBAL)),
             ("shape", types.UniTuple(types.intp, fe_type.ndim)),
             ("strides", types.UniTuple(types.intp, fe_type.ndim)),
         ]
@@ -109,7 +109,7 @@ class SYCLTypingContext(typing.BaseContext):
 
 
 class SYCLTargetContext(BaseContext):
-    """Lowering for SYCL devices: SPIR-V data layout, generic-pointer arrays, minimal call conv."""
+    """Lowering for SYCL devices: SPIR-V data layout, global-pointer arrays, minimal call conv."""
 
     # True sends x ** y into infinite recursion on this target (COMPILER-FINDINGS.md).
     implement_powi_as_math_call = False
