@@ -164,9 +164,9 @@ def _libm_renames() -> dict[str, str]:
 
 LIBM_RENAMES = _libm_renames()
 
-# Declarations that may stay external: OpenCL built-ins (mangled), LLVM intrinsics, and
-# SPIR-V built-in variables.
-_ALLOWED_EXTERNAL = re.compile(r"^(_Z\d+|llvm\.|__spirv_)")
+# Declarations that may stay external: OpenCL built-ins (mangled), LLVM intrinsics, SPIR-V
+# built-in variables, and printf (which the back end turns into OpenCL.std printf).
+_ALLOWED_EXTERNAL = re.compile(r"^(_Z\d+|llvm\.|__spirv_|printf$)")
 
 
 def _rename_libm_calls(module: ll.ModuleRef) -> None:

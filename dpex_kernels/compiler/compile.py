@@ -88,7 +88,8 @@ def _specialise(artifacts: KernelArtifacts, ndim: int) -> tuple[str, bytes]:
 
 
 _HINTS = (
-    (r"print", "print() is not supported inside kernels; write results to an output array"),
+    (r"print", "print() in kernels takes scalars and string constants; to see an array, write "
+     "it to an output array and print that on the host"),
     (
         r"np\.(empty|zeros|ones|array|full)|allocat|NRT|meminfo",
         "kernels cannot allocate arrays; pass an output array, or use dk.local.array / "
