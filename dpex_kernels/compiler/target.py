@@ -10,7 +10,7 @@ from functools import cached_property
 
 import llvmlite.binding as ll
 from llvmlite import ir
-from numba.core import cgutils, datamodel, types, typing
+from numba.core import cgutils, datamodel, errors, types, typing
 from numba.core.base import BaseContext
 from numba.core.callconv import MinimalCallConv
 from numba.core.datamodel import models
@@ -108,6 +108,30 @@ class SYCLTypingContext(typing.BaseContext):
         return super().resolve_value_type(val)
 
 
+class SYCLCallConv(MinimalCallConv):
+    """Numba's minimal calling convention, refusing what a device cannot do in plain words.
+
+    A raise with constant arguments returns its exception's code: the work-item stops there
+    (and debug=True reports it after the launch).
+    """
+
+    def return_dynamic_user_exc(self, builder, exc, exc_args, nb_types, loc=None,
+                                func_name=None):
+        raise errors.UnsupportedError(
+            "exceptions raised in kernels take constant arguments only "
+            f"(raise {exc.__name__}('text')), not run-time values",
+            loc,
+        )
+
+    def set_try_status(self, builder):
+        raise errors.UnsupportedError(
+            "try/except cannot run on a SYCL device: check the condition with if instead"
+        )
+
+    def check_try_status(self, builder):
+        self.set_try_status(builder)
+
+
 class SYCLTargetContext(BaseContext):
     """Lowering for SYCL devices: SPIR-V data layout, global-pointer arrays, minimal call conv."""
 
@@ -157,7 +181,7 @@ class SYCLTargetContext(BaseContext):
 
     @cached_property
     def call_conv(self):
-        return MinimalCallConv(self)
+        return SYCLCallConv(self)
 
     def get_ufunc_info(self, ufunc_key):
         from numba.np import ufunc_db
