@@ -113,3 +113,31 @@ def test_missing_device_aspect_is_named_before_the_runtime_build(monkeypatch):
     monkeypatch.setattr(device_module, "_kernels", {})
     with pytest.raises(dk.KernelCompileError, match="fp64"):
         device_module.build_kernel(b"\x03\x02\x23\x07", "k", _Queue(), ("fp64",))
+
+
+@dk.kernel(debug=True)
+def _refuse_tail(a):
+    i = dk.get_global_id(0)
+    if i > 2:
+        raise ValueError("too far")
+    a[i] = 1.0
+
+
+def test_debug_kernel_reraises_a_constant_exception_on_the_host():
+    x = dpnp.zeros(4)
+    with pytest.raises(ValueError, match="_refuse_tail.*too far"):
+        _refuse_tail[4](x)
+    np.testing.assert_array_equal(dpnp.asnumpy(x), [1.0, 1.0, 1.0, 0.0])
+
+
+def test_without_debug_a_raising_work_item_just_stops():
+    @dk.kernel
+    def refuse_tail(a):
+        i = dk.get_global_id(0)
+        if i > 2:
+            raise ValueError("too far")
+        a[i] = 1.0
+
+    x = dpnp.zeros(4)
+    refuse_tail[4](x).wait()
+    np.testing.assert_array_equal(dpnp.asnumpy(x), [1.0, 1.0, 1.0, 0.0])
