@@ -10,7 +10,7 @@ from functools import cached_property
 
 import llvmlite.binding as ll
 from llvmlite import ir
-from numba.core import cgutils, datamodel, errors, types, typing
+from numba.core import cgutils, datamodel, errors, fastmathpass, types, typing
 from numba.core.base import BaseContext
 from numba.core.callconv import MinimalCallConv
 from numba.core.datamodel import models
@@ -171,6 +171,11 @@ class SYCLTargetContext(BaseContext):
 
     def codegen(self):
         return self._internal_codegen
+
+    def post_lowering(self, mod, library):
+        """fastmath=True: fast-math flags on every float operation, as Numba's CPU target."""
+        if self.fastmath:
+            fastmathpass.rewrite_module(mod, self.fastmath)
 
     @property
     def target_data(self):
