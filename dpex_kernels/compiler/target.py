@@ -9,6 +9,7 @@ from __future__ import annotations
 from functools import cached_property
 
 import llvmlite.binding as ll
+import numpy as np
 from llvmlite import ir
 from numba.core import cgutils, datamodel, errors, fastmathpass, types, typing
 from numba.core.base import BaseContext
@@ -20,6 +21,7 @@ from numba.core.target_extension import GPU, target_registry
 
 from ..types.usm_array import USMArrayType
 from . import codegen
+from .literals import WeakFloat, WeakFloatModel, strengthen, weak_float
 
 TARGET_NAME = "dpex_kernels"
 
@@ -80,6 +82,7 @@ def _data_model_manager() -> datamodel.DataModelManager:
     dmm = datamodel.default_manager.copy()
     dmm.register(types.CPointer, AddressSpacePointerModel)
     dmm.register(USMArrayType, USMArrayModel)
+    dmm.register(WeakFloat, WeakFloatModel)
     return dmm
 
 
@@ -98,14 +101,40 @@ class SYCLTypingContext(typing.BaseContext):
         self.install_registry(kernel_api.typing_registry)
 
     def resolve_value_type(self, val):
-        """A CPU @njit function called from a kernel is recompiled as a device function."""
+        """Python floats are weak (literals.py); CPU @njit functions get device twins."""
         from numba.core.dispatcher import Dispatcher
 
         from .functions import DeviceFunction
 
+        if type(val) is float:
+            return weak_float
         if isinstance(val, Dispatcher) and not isinstance(val, DeviceFunction):
             val = DeviceFunction.for_cpu_dispatcher(val)
         return super().resolve_value_type(val)
+
+    def unify_pairs(self, first, second):
+        """A weak float unifies to the other side's float type (Numba's rule would widen)."""
+        if isinstance(first, WeakFloat):
+            unified = first.unify(self, second)
+        elif isinstance(second, WeakFloat):
+            unified = second.unify(self, first)
+        else:
+            unified = None
+        return unified if unified is not None else super().unify_pairs(first, second)
+
+    def resolve_function_type(self, func, args, kws):
+        """Typing rules that need a dtype (NumPy ufuncs above all) see a weak float as float64."""
+        if not any(isinstance(t, WeakFloat) for t in args):
+            return super().resolve_function_type(func, args, kws)
+        if isinstance(getattr(func, "typing_key", None), np.ufunc):
+            return super().resolve_function_type(func, strengthen(args), kws)
+        try:
+            found = super().resolve_function_type(func, args, kws)
+        except (errors.TypingError, TypeError, NotImplementedError):
+            found = None
+        if found is None:
+            found = super().resolve_function_type(func, strengthen(args), kws)
+        return found
 
 
 class SYCLCallConv(MinimalCallConv):
