@@ -56,6 +56,10 @@ class KernelArtifacts:
                     found = self._variants[ndim] = _specialise(self, ndim)
         return found
 
+    def has_variant(self, ndim: int) -> bool:
+        """Whether the variant for `ndim`-dimensional launches is already built."""
+        return ndim in self._variants
+
     @property
     def llvm_ir(self) -> str:
         return self.variant(self.default_ndim)[0]

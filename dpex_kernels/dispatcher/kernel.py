@@ -12,6 +12,7 @@ import dpctl
 from numba.core import types
 from numba.core.typing.templates import Signature
 
+from .. import cache
 from .._runtime import default_device, device_by_canonical_name
 from ..compiler.compile import KernelArtifacts, compile_kernel
 from ..device import KernelAttributes, build_kernel
@@ -50,8 +51,10 @@ _UNSEEN = object()
 class CompiledKernel:
     """One signature's compiled kernel: its artefacts and its SyclKernel on the device."""
 
-    def __init__(self, signature: Signature, device: str, artifacts: KernelArtifacts):
+    def __init__(self, signature: Signature, device: str, artifacts: KernelArtifacts,
+                 cache_key: str | None = None):
         self.signature = signature
+        self.cache_key = cache_key
         self.device = device
         self.artifacts = artifacts
         self.params = tuple(_param_spec(t) for t in artifacts.argtypes)
@@ -69,7 +72,10 @@ class CompiledKernel:
 
     def kernel_for(self, queue: dpctl.SyclQueue, ndim: int):
         """The SyclKernel for `queue`'s context and `ndim`-dimensional launches (built once)."""
+        built = self.artifacts.has_variant(ndim)
         llvm_ir, spirv = self.artifacts.variant(ndim)
+        if not built and self.cache_key is not None:
+            cache.store(self.cache_key, self.artifacts)  # keep the new variant too
         return build_kernel(spirv, self.artifacts.symbol, queue, _needed_aspects(llvm_ir))
 
     def __repr__(self) -> str:
@@ -211,15 +217,26 @@ class JitKernel:
                     f"signature {sig} has {len(argtypes)} parameter(s) but kernel "
                     f"'{self.__name__}' takes {len(self.param_names)}"
                 )
-            artifacts = compile_kernel(
-                self.py_func,
-                argtypes,
-                fastmath=self.options["fastmath"],
-                opt_level=self.options["opt_level"],
-                debug=self.options["debug"],
-            )
-            self.stats.compiles += 1
-            compiled = CompiledKernel(sig, _device_of(argtypes), artifacts)
+            key = artifacts = None
+            if self.options["cache"]:
+                key = cache.entry_key(self.py_func, argtypes, self.options)
+                artifacts = cache.load(key)
+                if artifacts is None:
+                    self.stats.cache_misses += 1
+                else:
+                    self.stats.cache_hits += 1
+            if artifacts is None:
+                artifacts = compile_kernel(
+                    self.py_func,
+                    argtypes,
+                    fastmath=self.options["fastmath"],
+                    opt_level=self.options["opt_level"],
+                    debug=self.options["debug"],
+                )
+                self.stats.compiles += 1
+                if key is not None:
+                    cache.store(key, artifacts)
+            compiled = CompiledKernel(sig, _device_of(argtypes), artifacts, key)
             self.definitions[sig] = compiled
             return compiled
 
