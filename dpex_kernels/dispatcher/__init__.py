@@ -6,7 +6,8 @@ from collections.abc import Callable
 
 from numba.core.typing.templates import Signature
 
-from .kernel import CompiledKernel, JitKernel, KernelStats, Launcher
+from .binding import CompiledKernel, KernelBase, KernelStats, Launcher
+from .kernel import JitKernel
 
 
 def kernel(
@@ -29,4 +30,4 @@ def kernel(
     return decorate
 
 
-__all__ = ["CompiledKernel", "JitKernel", "KernelStats", "Launcher", "kernel"]
+__all__ = ["CompiledKernel", "JitKernel", "KernelBase", "KernelStats", "Launcher", "kernel"]

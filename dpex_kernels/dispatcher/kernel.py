@@ -1,126 +1,24 @@
-"""JitKernel, what @dk.kernel returns: definitions per signature, matching, inspection, pickling."""
+"""JitKernel, what @dk.kernel returns: compilation per signature, inspection, pickling."""
 
 from __future__ import annotations
 
-import contextlib
 import inspect
-import threading
-from dataclasses import dataclass
 
 import cloudpickle
-import dpctl
 from numba.core import types
 from numba.core.typing.templates import Signature
 
 from .. import cache
-from .._runtime import default_device, device_by_canonical_name
-from ..compiler.compile import KernelArtifacts, compile_kernel
-from ..device import KernelAttributes, build_kernel
-from ..errors import KernelSignatureError
-from ..types.arguments import _READERS, reader_for, spec_of_fingerprint
-from ..types.spec import ArraySpec, explain_mismatch, first_difference, scalar_name_of
-from ..types.typeof import not_passable_message
+from .._runtime import default_device
+from ..compiler.compile import compile_kernel
+from ..types.spec import scalar_name_of
 from ..types.usm_array import USMArrayType, from_spec, scalar_from_name
-from .launch import (
-    CONTIGUOUS,
-    STRIDED,
-    LaunchRange,
-    ScalarMismatch,
-    check_local_size,
-    mixed_queues_error,
-    normalise_depends_on,
-    packing_plan,
-    submit,
-    submit_checked,
-)
+from .binding import CompiledKernel, KernelBase
 
 
-def _param_spec(argtype: types.Type) -> ArraySpec | str:
-    if isinstance(argtype, USMArrayType):
-        return argtype.spec
-    return str(argtype)
-
-
-def _needed_aspects(llvm_ir: str) -> tuple[str, ...]:
-    return ("fp64",) if " double" in llvm_ir else ()
-
-
-_UNSEEN = object()
-
-
-class CompiledKernel:
-    """One signature's compiled kernel: its artefacts and its SyclKernel on the device."""
-
-    def __init__(self, signature: Signature, device: str, artifacts: KernelArtifacts,
-                 cache_key: str | None = None):
-        self.signature = signature
-        self.cache_key = cache_key
-        self.device = device
-        self.artifacts = artifacts
-        self.params = tuple(_param_spec(t) for t in artifacts.argtypes)
-        self._queue = dpctl.SyclQueue(device_by_canonical_name(device))
-        self.sycl_kernel = self.kernel_for(self._queue, artifacts.default_ndim)
-        self.attrs = KernelAttributes.of(self.sycl_kernel)
-
-    @property
-    def spirv(self) -> bytes:
-        return self.artifacts.spirv
-
-    @property
-    def llvm_ir(self) -> str:
-        return self.artifacts.llvm_ir
-
-    def kernel_for(self, queue: dpctl.SyclQueue, ndim: int):
-        """The SyclKernel for `queue`'s context and `ndim`-dimensional launches (built once)."""
-        built = self.artifacts.has_variant(ndim)
-        llvm_ir, spirv = self.artifacts.variant(ndim)
-        if not built and self.cache_key is not None:
-            cache.store(self.cache_key, self.artifacts)  # keep the new variant too
-        return build_kernel(spirv, self.artifacts.symbol, queue, _needed_aspects(llvm_ir))
-
-    def __repr__(self) -> str:
-        return f"<CompiledKernel {self.artifacts.name}{self.signature.args} on {self.device}>"
-
-
-@dataclass
-class KernelStats:
-    """What happened to one kernel in this process."""
-
-    compiles: int = 0
-    cache_hits: int = 0
-    cache_misses: int = 0
-
-
-class LaunchPlan:
-    """Everything a launch needs for one argument fingerprint, decided once."""
-
-    __slots__ = ("checked", "compiled", "contiguous_arrays_only", "last", "modes", "packers")
-
-    def __init__(self, compiled: CompiledKernel):
-        self.compiled = compiled
-        self.modes, self.packers = packing_plan(compiled.params)
-        self.contiguous_arrays_only = all(mode is CONTIGUOUS for mode in self.modes)
-        self.checked = compiled.artifacts.error_flag
-        self.last = (None, 0, None)  # (queue, ndim, SyclKernel), replaced whole
-
-    def flatten(self, args, usm_args) -> list:
-        """The kernel arguments, in the order lowering.flattening() describes."""
-        flat = []
-        for mode, value, usm, pack in zip(self.modes, args, usm_args, self.packers):
-            if mode is CONTIGUOUS:
-                flat += usm.packed
-            elif mode is STRIDED:
-                flat += usm.packed_strided
-            else:
-                pack(flat, value)
-        return flat
-
-    def kernel_for(self, queue, ndim: int):
-        last_queue, last_ndim, sycl_kernel = self.last
-        if queue is not last_queue or ndim != last_ndim:
-            sycl_kernel = self.compiled.kernel_for(queue, ndim)
-            self.last = (queue, ndim, sycl_kernel)
-        return sycl_kernel
+def _params(argtypes) -> tuple:
+    """The numba-free parameter descriptions (ArraySpec or scalar name) of argument types."""
+    return tuple(t.spec if isinstance(t, USMArrayType) else str(t) for t in argtypes)
 
 
 def _normalise_signatures(signatures) -> list[Signature]:
@@ -153,7 +51,7 @@ def _device_of(argtypes) -> str:
     return devices.pop() if devices else default_device().filter_string
 
 
-class JitKernel:
+class JitKernel(KernelBase):
     """A kernel: compiled per signature (eagerly when declared), launched with kernel[range]."""
 
     def __init__(
@@ -168,8 +66,8 @@ class JitKernel:
     ):
         if not callable(py_func) or not hasattr(py_func, "__code__"):
             raise TypeError(f"@dk.kernel decorates a Python function; got {py_func!r}")
+        super().__init__(py_func.__name__, tuple(inspect.signature(py_func).parameters))
         self.py_func = py_func
-        self.__name__ = py_func.__name__
         self.__doc__ = py_func.__doc__
         self.__wrapped__ = py_func
         self.options = {
@@ -178,13 +76,6 @@ class JitKernel:
             "opt_level": int(opt_level),
             "debug": bool(debug),
         }
-        self.param_names = tuple(inspect.signature(py_func).parameters)
-        self.nparams = len(self.param_names)
-        self.definitions: dict[Signature, CompiledKernel] = {}
-        self.stats = KernelStats()
-        self._plans: dict[tuple, LaunchPlan] = {}
-        self._launchers: dict = {}
-        self._lock = threading.RLock()
         self._eager = signatures is not None
         if self._eager:
             for sig in _normalise_signatures(signatures):
@@ -193,16 +84,6 @@ class JitKernel:
     def __repr__(self) -> str:
         kind = "eager" if self._eager else "lazy"
         return f"<dk.kernel {self.__name__} ({kind}, {len(self.definitions)} signature(s))>"
-
-    def __call__(self, *args, **kwargs):
-        raise TypeError(
-            f"kernel '{self.__name__}' needs a launch range: call it as "
-            f"{self.__name__}[dk.Range(n)](...) or {self.__name__}[dk.NdRange(g, l)](...)"
-        )
-
-    @property
-    def signatures(self) -> list[Signature]:
-        return list(self.definitions)
 
     def compile(self, sig) -> CompiledKernel:
         """Compile one more signature (or return the existing definition)."""
@@ -236,67 +117,25 @@ class JitKernel:
                 self.stats.compiles += 1
                 if key is not None:
                     cache.store(key, artifacts)
-            compiled = CompiledKernel(sig, _device_of(argtypes), artifacts, key)
+            compiled = CompiledKernel(
+                sig,
+                _device_of(argtypes),
+                artifacts,
+                _params(argtypes),
+                None if key is None else (lambda updated: cache.store(key, updated)),
+            )
             self.definitions[sig] = compiled
             return compiled
 
-    # --- launching ----------------------------------------------------------------------
-
-    def __getitem__(self, launch_range) -> Launcher:
-        try:
-            launcher = self._launchers.get(launch_range)
-        except TypeError:  # unhashable: validate below, never cached
-            launcher = None
-        if launcher is None:
-            launcher = Launcher(self, LaunchRange(launch_range))
-            if len(self._launchers) > 256:
-                self._launchers.clear()
-            with contextlib.suppress(TypeError):  # unhashable ranges are not remembered
-                self._launchers[launch_range] = launcher
-        return launcher
-
-    def _plan_for(self, args, usm_args, key, cache: bool = True) -> LaunchPlan:
-        """The slow path: match (or compile, if lazy) for these arguments, remember the plan."""
-        with self._lock:
-            plan = self._plans.get(key) if cache else None
-            if plan is not None:
-                return plan
-            arg_specs = tuple(
-                None if u is None else spec_of_fingerprint(u.fingerprint) for u in usm_args
-            )
-            for position, (value, spec) in enumerate(zip(args, arg_specs)):
-                if spec is None and scalar_name_of(value) is None:
-                    raise TypeError(
-                        f"kernel '{self.__name__}' argument {position} "
-                        f"'{self.param_names[position]}': {not_passable_message(value)}"
-                    )
-            compiled = self._match(args, arg_specs)
-            if compiled is None:
-                if self._eager:
-                    raise KernelSignatureError(
-                        explain_mismatch(
-                            self.__name__,
-                            self.param_names,
-                            [(c.params, str(sig)) for sig, c in self.definitions.items()],
-                            args,
-                            arg_specs,
-                        )
-                    )
-                argtypes = tuple(
-                    from_spec(spec) if spec is not None else scalar_from_name(scalar_name_of(v))
-                    for v, spec in zip(args, arg_specs)
-                )
-                compiled = self.compile(types.void(*argtypes))
-            plan = LaunchPlan(compiled)
-            if cache:
-                self._plans[key] = plan
-            return plan
-
-    def _match(self, args, arg_specs) -> CompiledKernel | None:
-        for compiled in self.definitions.values():
-            if first_difference(compiled.params, args, arg_specs) is None:
-                return compiled
-        return None
+    def _compile_for(self, args, arg_specs) -> CompiledKernel | None:
+        """Lazy kernels compile for the arguments' own types; eager ones never do."""
+        if self._eager:
+            return None
+        argtypes = tuple(
+            from_spec(spec) if spec is not None else scalar_from_name(scalar_name_of(v))
+            for v, spec in zip(args, arg_specs)
+        )
+        return self.compile(types.void(*argtypes))
 
     # --- inspection ---------------------------------------------------------------------
 
@@ -338,72 +177,7 @@ def _unpickle_kernel(payload) -> JitKernel:
     kernel = JitKernel(cloudpickle.loads(payload["py_func"]), None, **payload["options"])
     kernel._eager = payload["eager"]
     for sig, artifacts in payload["definitions"]:
-        kernel.definitions[sig] = CompiledKernel(sig, _device_of(sig.args), artifacts)
+        kernel.definitions[sig] = CompiledKernel(
+            sig, _device_of(sig.args), artifacts, _params(sig.args)
+        )
     return kernel
-
-
-class Launcher:
-    """kernel[range]: validated once; calling it launches. The hot path of the package."""
-
-    __slots__ = ("global_size", "kernel", "launch_range", "local_size", "ndim")
-
-    def __init__(self, kernel: JitKernel, launch_range: LaunchRange):
-        self.kernel = kernel
-        self.launch_range = launch_range
-        self.global_size = launch_range.global_size
-        self.local_size = launch_range.local_size
-        self.ndim = 0 if launch_range.empty else launch_range.ndim
-
-    def __call__(self, *args, depends_on=None):
-        kernel = self.kernel
-        if len(args) != kernel.nparams:
-            raise TypeError(
-                f"{kernel.__name__}() takes {kernel.nparams} positional argument(s) "
-                f"but {len(args)} were given"
-            )
-        usm_args = []
-        key = []
-        flat = []  # right as it stands when every parameter is a "C"/"F" array
-        queue = None
-        for value in args:
-            reader = _READERS.get(type(value), _UNSEEN)
-            if reader is _UNSEEN:
-                reader = reader_for(type(value))
-            if reader is None:
-                usm_args.append(None)
-                key.append(type(value))
-                continue
-            usm = reader(value)
-            usm_args.append(usm)
-            key.append(usm.key)
-            flat += usm.packed
-            if queue is None:
-                queue = usm.queue
-            elif usm.queue is not queue and usm.queue != queue:
-                raise mixed_queues_error(kernel.__name__, kernel.param_names, usm_args)
-        key = tuple(key)
-        plan = kernel._plans.get(key)
-        if plan is None:
-            plan = kernel._plan_for(args, usm_args, key)
-        if not plan.contiguous_arrays_only:
-            try:
-                flat = plan.flatten(args, usm_args)
-            except ScalarMismatch:
-                plan = kernel._plan_for(args, usm_args, key, cache=False)
-                flat = plan.flatten(args, usm_args)
-        if self.local_size is not None:
-            check_local_size(self.launch_range, plan.compiled.attrs, kernel.__name__)
-        if depends_on is not None:
-            depends_on = normalise_depends_on(depends_on)
-        if not self.ndim:
-            return dpctl.SyclEvent()  # a zero-sized range: nothing to run
-        if queue is None:
-            queue = plan.compiled._queue
-        sycl_kernel = plan.kernel_for(queue, self.ndim)
-        if plan.checked:
-            return submit_checked(
-                queue, sycl_kernel, flat, self.launch_range, depends_on, args,
-                plan.compiled.artifacts,
-            )
-        return submit(queue, sycl_kernel, flat, self.global_size, self.local_size, depends_on,
-                      args)

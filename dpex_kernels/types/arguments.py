@@ -159,6 +159,20 @@ def _read_interface(x) -> USMArgument:
     return _argument(fingerprint, queue, memory, offset, shape, strides)
 
 
+def not_passable_message(obj: object) -> str:
+    """Why `obj` cannot be a kernel argument, and what to pass instead."""
+    kind = type(obj).__name__
+    if isinstance(obj, np.ndarray):
+        hint = "copy it to a SYCL device first: dpnp.asarray(x, device='opencl:cpu')"
+    elif isinstance(obj, (list, tuple)):
+        hint = "make it a USM array first: dpnp.asarray(x, device=...)"
+    else:
+        hint = (
+            "pass a USM array (dpnp.ndarray, usm_ndarray) or a scalar (int, float, bool, complex)"
+        )
+    return f"a {kind} cannot be passed to a kernel; {hint}"
+
+
 def _known_readers() -> dict[type, object]:
     readers: dict[type, object] = dict.fromkeys((int, float, bool, complex, type(None)))
     try:
@@ -200,4 +214,11 @@ def array_spec_of(obj: object) -> ArraySpec | None:
     return None if arg is None else arg.spec
 
 
-__all__ = ["USMArgument", "array_spec_of", "read_usm_array", "reader_for", "spec_of_fingerprint"]
+__all__ = [
+    "USMArgument",
+    "array_spec_of",
+    "not_passable_message",
+    "read_usm_array",
+    "reader_for",
+    "spec_of_fingerprint",
+]

@@ -2,27 +2,12 @@
 
 from __future__ import annotations
 
-import numpy as np
 from numba.core import types
 from numba.core.typing.typeof import typeof_impl
 
-from .arguments import array_spec_of
+from .arguments import array_spec_of, not_passable_message
 from .spec import scalar_name_of
 from .usm_array import from_spec, scalar_from_name
-
-
-def not_passable_message(obj: object) -> str:
-    """Why `obj` cannot be a kernel argument, and what to pass instead."""
-    kind = type(obj).__name__
-    if isinstance(obj, np.ndarray):
-        hint = "copy it to a SYCL device first: dpnp.asarray(x, device='opencl:cpu')"
-    elif isinstance(obj, (list, tuple)):
-        hint = "make it a USM array first: dpnp.asarray(x, device=...)"
-    else:
-        hint = (
-            "pass a USM array (dpnp.ndarray, usm_ndarray) or a scalar (int, float, bool, complex)"
-        )
-    return f"a {kind} cannot be passed to a kernel; {hint}"
 
 
 def typeof(obj: object) -> types.Type:
