@@ -1,17 +1,11 @@
-"""dpex_kernels: explicit SYCL-style kernels in Python, compiled to SPIR-V, launched with dpctl."""
+"""dpex_kernels: explicit SYCL-style kernels in Python, compiled to SPIR-V, launched with dpctl.
+
+Importing the package loads dpctl (after the OpenCL ICD bootstrap) but not Numba: the
+compiler loads on first use of a name that needs it, and the AOT runtime never does.
+"""
 
 from . import _runtime  # noqa: F401  (first: the OpenCL ICD bootstrap must precede dpctl)
-from .compiler.functions import DeviceFunction, func
-from .compiler.kernel_api import (
-    get_global_id,
-    get_global_size,
-    get_group_id,
-    get_local_id,
-    get_local_size,
-    get_num_groups,
-    get_work_dim,
-)
-from .dispatcher import CompiledKernel, JitKernel, kernel
+from ._lazy import lazy_attributes
 from .errors import (
     DeviceNotFoundError,
     ExecutionQueueError,
@@ -20,27 +14,67 @@ from .errors import (
     KernelCompileError,
     KernelSignatureError,
 )
-from .types import (
-    NdRange,
-    Range,
-    boolean,
-    complex64,
-    complex128,
-    float32,
-    float64,
-    int8,
-    int16,
-    int32,
-    int64,
-    intp,
-    typeof,
-    uint8,
-    uint16,
-    uint32,
-    uint64,
-    uintp,
-    usm_array,
-    void,
-)
+from .types.ranges import NdRange, Range
 
 __version__ = "0.1.0"
+
+_KERNEL_API = [
+    "get_global_id",
+    "get_global_size",
+    "get_group_id",
+    "get_local_id",
+    "get_local_size",
+    "get_num_groups",
+    "get_work_dim",
+]
+_TYPES = [
+    "boolean",
+    "complex64",
+    "complex128",
+    "float32",
+    "float64",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "intp",
+    "uint8",
+    "uint16",
+    "uint32",
+    "uint64",
+    "uintp",
+    "void",
+    "typeof",
+    "usm_array",
+]
+
+__getattr__, __dir__ = lazy_attributes(
+    __name__,
+    {
+        **dict.fromkeys(_KERNEL_API, ".compiler.kernel_api"),
+        **dict.fromkeys(_TYPES, ".types"),
+        "DeviceFunction": ".compiler.functions",
+        "func": ".compiler.functions",
+        "CompiledKernel": ".dispatcher.binding",
+        "JitKernel": ".dispatcher.jit_kernel",
+        "kernel": ".dispatcher.jit_kernel",
+    },
+)
+
+__all__ = [
+    "CompiledKernel",
+    "DeviceFunction",
+    "DeviceNotFoundError",
+    "ExecutionQueueError",
+    "InvalidRangeError",
+    "JitKernel",
+    "KernelBoundsError",
+    "KernelCompileError",
+    "KernelSignatureError",
+    "NdRange",
+    "Range",
+    "func",
+    "kernel",
+    *_KERNEL_API,
+    *_TYPES,
+]

@@ -18,7 +18,7 @@ import dpex_kernels as dk
 import dpex_kernels.errors as dk_errors
 from dpex_kernels.types.arguments import array_spec_of, read_usm_array
 from dpex_kernels.types.spec import ArraySpec, contiguity, explain_mismatch, scalar_matches
-from dpex_kernels.types.usm_array import USMArrayType
+from dpex_kernels.types.usm_array_type import USMArrayType
 
 CPU = "opencl:cpu:0"
 

@@ -18,7 +18,7 @@ from llvmlite import ir
 from numba.core import types
 from numba.np.arrayobj import populate_array
 
-from ..types.usm_array import USMArrayType
+from ..types.usm_array_type import USMArrayType
 from .target import GLOBAL, SYCLTargetContext
 
 _I8 = ir.IntType(8)

@@ -19,7 +19,8 @@ from numba.core.descriptors import TargetDescriptor
 from numba.core.options import TargetOptions
 from numba.core.target_extension import GPU, target_registry
 
-from ..types.usm_array import USMArrayType
+from ..types import inference  # noqa: F401  (teaches Numba's typeof about USM arrays)
+from ..types.usm_array_type import USMArrayType
 from . import codegen
 from .literals import WeakFloat, WeakFloatModel, strengthen, weak_float
 

@@ -7,7 +7,7 @@ from numba.core.typing.typeof import typeof_impl
 
 from .arguments import array_spec_of, not_passable_message
 from .spec import scalar_name_of
-from .usm_array import from_spec, scalar_from_name
+from .usm_array_type import from_spec, scalar_from_name
 
 
 def typeof(obj: object) -> types.Type:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+from collections.abc import Callable
 
 import cloudpickle
 from numba.core import types
@@ -12,7 +13,7 @@ from .. import cache
 from .._runtime import default_device
 from ..compiler.compile import compile_kernel
 from ..types.spec import scalar_name_of
-from ..types.usm_array import USMArrayType, from_spec, scalar_from_name
+from ..types.usm_array_type import USMArrayType, from_spec, scalar_from_name
 from .binding import CompiledKernel, KernelBase
 
 
@@ -181,3 +182,23 @@ def _unpickle_kernel(payload) -> JitKernel:
             sig, _device_of(sig.args), artifacts, _params(sig.args)
         )
     return kernel
+
+
+def kernel(
+    function_or_signatures=None,
+    /,
+    *,
+    cache: bool = False,
+    fastmath: bool = False,
+    opt_level: int = 3,
+    debug: bool = False,
+) -> JitKernel | Callable[..., JitKernel]:
+    """@dk.kernel (lazy) or @dk.kernel(sig | [sigs]) (eager: compiled right here)."""
+    options = {"cache": cache, "fastmath": fastmath, "opt_level": opt_level, "debug": debug}
+    if callable(function_or_signatures) and not isinstance(function_or_signatures, Signature):
+        return JitKernel(function_or_signatures, None, **options)
+
+    def decorate(py_func) -> JitKernel:
+        return JitKernel(py_func, function_or_signatures, **options)
+
+    return decorate
