@@ -58,11 +58,13 @@ __getattr__, __dir__ = lazy_attributes(
         "CompiledKernel": ".dispatcher.binding",
         "JitKernel": ".dispatcher.jit_kernel",
         "kernel": ".dispatcher.jit_kernel",
+        "aot": None,
     },
 )
 
 __all__ = [
     "CompiledKernel",
+    "aot",
     "DeviceFunction",
     "DeviceNotFoundError",
     "ExecutionQueueError",

@@ -1,4 +1,7 @@
-"""python -m dpex_kernels: list SYCL devices, compile and run a check kernel on each, time it."""
+"""python -m dpex_kernels: list SYCL devices, compile and run a check kernel on each, time it.
+
+`python -m dpex_kernels aot build MODULE -o FILE` writes an ahead-of-time bundle.
+"""
 
 from __future__ import annotations
 
@@ -55,11 +58,49 @@ def _self_check(device, dk, dpnp) -> bool:
     return ok
 
 
+def _import_user_module(spec: str):
+    """A module given by name (importable from the current folder) or by a .py file's path."""
+    import importlib
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(spec)
+    if path.suffix == ".py" and path.is_file():
+        loaded = importlib.util.spec_from_file_location(path.stem, path)
+        module = importlib.util.module_from_spec(loaded)
+        sys.modules[path.stem] = module
+        loaded.loader.exec_module(module)
+        return module
+    sys.path.insert(0, str(Path.cwd()))
+    return importlib.import_module(spec)
+
+
+def _aot_build(module_spec: str, output: str) -> int:
+    """python -m dpex_kernels aot build MODULE -o FILE."""
+    import dpex_kernels as dk
+
+    module = _import_user_module(module_spec)
+    path = dk.aot.build(module, output)
+    bundle = dk.aot.runtime.load(path)
+    for name in bundle:
+        print(f"{name}: {len(bundle[name].definitions)} signature(s)")
+    print(f"wrote {path}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of the self-check; exit status 0 only when every device passes."""
+    """Entry point: the self-check by default, or `aot build MODULE -o FILE`."""
     parser = argparse.ArgumentParser(prog="python -m dpex_kernels", description=__doc__)
     parser.add_argument("--list", action="store_true", help="only list the devices")
+    commands = parser.add_subparsers(dest="command")
+    aot = commands.add_parser("aot", help="ahead-of-time bundles")
+    aot_commands = aot.add_subparsers(dest="aot_command", required=True)
+    build = aot_commands.add_parser("build", help="bundle the eager kernels of a module")
+    build.add_argument("module", help="a module name, or the path of a .py file")
+    build.add_argument("-o", "--output", required=True, help="the bundle file to write")
     options = parser.parse_args(argv)
+    if options.command == "aot":
+        return _aot_build(options.module, options.output)
 
     import dpctl
 

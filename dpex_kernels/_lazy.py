@@ -8,14 +8,18 @@ import importlib
 def lazy_attributes(package: str, where: dict[str, str]):
     """__getattr__ and __dir__ for a package whose names live in submodules imported lazily.
 
-    `where` maps each public name to the submodule (relative to `package`) that defines it.
+    `where` maps each public name to the submodule (relative to `package`) that defines it,
+    or to None for a subpackage of that very name.
     """
 
     def __getattr__(name: str):
-        module = where.get(name)
-        if module is None:
+        if name not in where:
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
-        value = getattr(importlib.import_module(module, package), name)
+        module = where[name]
+        if module is None:
+            value = importlib.import_module(f".{name}", package)
+        else:
+            value = getattr(importlib.import_module(module, package), name)
         globals_of_package = importlib.import_module(package).__dict__
         globals_of_package[name] = value  # later lookups skip __getattr__
         return value

@@ -1,0 +1,93 @@
+"""Ahead-of-time bundles: build() writes the SPIR-V and signatures of eager kernels to a file.
+
+A bundle is a zip archive: manifest.json (kernels, parameters, signatures, devices) and, per
+definition and launch dimension count, its SPIR-V and LLVM IR. aot/runtime.py reads it back
+with dpctl alone.
+"""
+
+from __future__ import annotations
+
+import json
+import types
+import zipfile
+from dataclasses import asdict
+from pathlib import Path
+
+from ..dispatcher.jit_kernel import JitKernel
+from ..types.spec import ArraySpec
+from .runtime import FORMAT, VERSION
+
+
+def _collect(kernels) -> list[JitKernel]:
+    if isinstance(kernels, types.ModuleType):  # a module's lazy kernels are left out
+        found = [v for v in vars(kernels).values() if isinstance(v, JitKernel) and v._eager]
+    else:
+        found = list(kernels)
+    chosen = []
+    for kernel in found:
+        if not isinstance(kernel, JitKernel):
+            raise TypeError(f"aot.build takes @dk.kernel objects; got {kernel!r}")
+        if not kernel._eager:
+            raise TypeError(
+                f"kernel '{kernel.__name__}' is lazy: declare its signatures "
+                f"(@dk.kernel(dk.void(...))) so the bundle knows what to compile"
+            )
+        chosen.append(kernel)
+    if not chosen:
+        raise ValueError("aot.build found no eager @dk.kernel to bundle")
+    names = [k.__name__ for k in chosen]
+    duplicates = sorted({n for n in names if names.count(n) > 1})
+    if duplicates:
+        raise ValueError(f"two kernels share the name(s) {duplicates}; bundle names must differ")
+    return chosen
+
+
+def _param(param) -> dict:
+    if isinstance(param, ArraySpec):
+        fields = asdict(param)
+        fields.pop("contiguity")
+        return {"array": fields}
+    return {"scalar": param}
+
+
+def _exceptions(artifacts) -> dict:
+    return {
+        str(code): [exc.__name__ if exc is not None else None, [str(a) for a in args]]
+        for code, (exc, args) in artifacts.exceptions.items()
+    }
+
+
+def build(kernels, path: str | Path) -> Path:
+    """Write a bundle of the eager kernels in `kernels`: a list of them, or a module.
+
+    A listed lazy kernel is an error (its signatures are unknown); a module's are skipped.
+    """
+    path = Path(path)
+    manifest = {"format": FORMAT, "version": VERSION, "kernels": []}
+    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        for kernel in _collect(kernels):
+            entry = {"name": kernel.__name__, "params": list(kernel.param_names), "definitions": []}
+            for index, (sig, compiled) in enumerate(kernel.definitions.items()):
+                artifacts = compiled.artifacts
+                variants = {}
+                for ndim in (1, 2, 3):
+                    llvm_ir, spirv = artifacts.variant(ndim)
+                    stem = f"{kernel.__name__}/{index}/{ndim}d"
+                    archive.writestr(f"{stem}.spv", spirv)
+                    archive.writestr(f"{stem}.ll", llvm_ir)
+                    variants[str(ndim)] = stem
+                entry["definitions"].append(
+                    {
+                        "signature": str(sig),
+                        "device": compiled.device,
+                        "params": [_param(p) for p in compiled.params],
+                        "symbol": artifacts.symbol,
+                        "default_ndim": artifacts.default_ndim,
+                        "error_flag": artifacts.error_flag,
+                        "exceptions": _exceptions(artifacts),
+                        "variants": variants,
+                    }
+                )
+            manifest["kernels"].append(entry)
+        archive.writestr("manifest.json", json.dumps(manifest, indent=1))
+    return path

@@ -1,0 +1,117 @@
+"""Load an AOT bundle and launch its kernels with dpctl alone: no Numba, no llvmlite.
+
+from dpex_kernels.aot.runtime import load
+bundle = load("kernels.dpkb")
+bundle.vecadd[dk.Range(n)](a, b, c)       # same launch API, signature checks and attrs
+"""
+
+from __future__ import annotations
+
+import builtins
+import json
+import zipfile
+from pathlib import Path
+
+from ..dispatcher.binding import CompiledKernel, KernelBase
+from ..types.spec import ArraySpec
+
+FORMAT = "dpex_kernels bundle"
+VERSION = 1
+
+
+class BundledArtifacts:
+    """A bundled definition's code: SPIR-V and LLVM IR for each launch dimension count."""
+
+    def __init__(self, name: str, definition: dict, files: dict[str, tuple[str, bytes]]):
+        self.name = name
+        self.symbol = definition["symbol"]
+        self.default_ndim = definition["default_ndim"]
+        self.error_flag = definition["error_flag"]
+        self.exceptions = {
+            int(code): (getattr(builtins, exc, RuntimeError) if exc else None, tuple(args))
+            for code, (exc, args) in definition["exceptions"].items()
+        }
+        self._variants = {int(ndim): files[stem] for ndim, stem in definition["variants"].items()}
+
+    def has_variant(self, ndim: int) -> bool:
+        return ndim in self._variants
+
+    def variant(self, ndim: int) -> tuple[str, bytes]:
+        return self._variants[ndim]
+
+    @property
+    def llvm_ir(self) -> str:
+        return self._variants[self.default_ndim][0]
+
+    @property
+    def spirv(self) -> bytes:
+        return self._variants[self.default_ndim][1]
+
+
+def _param(description: dict):
+    if "array" in description:
+        return ArraySpec(**description["array"])
+    return description["scalar"]
+
+
+class BundledKernel(KernelBase):
+    """A kernel from a bundle: its definitions are keyed by their signatures' text."""
+
+    def __repr__(self) -> str:
+        return f"<bundled kernel {self.__name__} ({len(self.definitions)} signature(s))>"
+
+
+class Bundle:
+    """The kernels of one bundle, as attributes and items."""
+
+    def __init__(self, path: Path, kernels: dict[str, BundledKernel]):
+        self.path = path
+        self.kernels = kernels
+
+    def __getattr__(self, name: str) -> BundledKernel:
+        try:
+            return self.__dict__["kernels"][name]
+        except KeyError:
+            raise AttributeError(
+                f"bundle {self.__dict__.get('path')} has no kernel {name!r}"
+            ) from None
+
+    def __getitem__(self, name: str) -> BundledKernel:
+        try:
+            return self.kernels[name]
+        except KeyError:
+            raise KeyError(f"bundle {self.path} has no kernel {name!r}") from None
+
+    def __iter__(self):
+        return iter(self.kernels)
+
+    def __repr__(self) -> str:
+        return f"<dpex_kernels bundle {self.path}: {', '.join(self.kernels)}>"
+
+
+def load(path: str | Path) -> Bundle:
+    """Read a bundle written by dpex_kernels.aot.build and build its kernels on their devices."""
+    path = Path(path)
+    try:
+        with zipfile.ZipFile(path) as archive:
+            manifest = json.loads(archive.read("manifest.json"))
+            if manifest.get("format") != FORMAT or manifest.get("version") != VERSION:
+                raise ValueError(f"{path} is not a version {VERSION} dpex_kernels bundle")
+            kernels = {}
+            for entry in manifest["kernels"]:
+                kernel = BundledKernel(entry["name"], tuple(entry["params"]))
+                for definition in entry["definitions"]:
+                    files = {
+                        stem: (archive.read(f"{stem}.ll").decode(), archive.read(f"{stem}.spv"))
+                        for stem in definition["variants"].values()
+                    }
+                    artifacts = BundledArtifacts(entry["name"], definition, files)
+                    params = tuple(_param(p) for p in definition["params"])
+                    signature = definition["signature"]
+                    kernel.definitions[signature] = CompiledKernel(
+                        signature, definition["device"], artifacts, params
+                    )
+                kernels[entry["name"]] = kernel
+    except (zipfile.BadZipFile, KeyError, json.JSONDecodeError) as exc:
+        raise ValueError(f"{path} is not a readable dpex_kernels bundle: {exc}") from exc
+    return Bundle(path, kernels)
