@@ -48,6 +48,16 @@ _TYPES = [
     "usm_array",
 ]
 
+_WORK_GROUP = [
+    "barrier",
+    "LOCAL_MEM_FENCE",
+    "GLOBAL_MEM_FENCE",
+    "local",
+    "private",
+    "atomic",
+    "sub_group",
+]
+
 __getattr__, __dir__ = lazy_attributes(
     __name__,
     {
@@ -59,6 +69,7 @@ __getattr__, __dir__ = lazy_attributes(
         "JitKernel": ".dispatcher.jit_kernel",
         "kernel": ".dispatcher.jit_kernel",
         "aot": None,
+        **dict.fromkeys(_WORK_GROUP, ".compiler.work_group"),
     },
 )
 
@@ -79,4 +90,5 @@ __all__ = [
     "kernel",
     *_KERNEL_API,
     *_TYPES,
+    *_WORK_GROUP,
 ]

@@ -59,11 +59,11 @@ class AddressSpacePointerModel(models.PrimitiveModel):
         super().__init__(dmm, fe_type, pointee.as_pointer(fe_type.addrspace or 0))
 
 
-class USMArrayModel(models.StructModel):
-    """Numba's array struct with the data pointer in the global address space (USM memory).
+class AddressSpaceArrayModel(models.StructModel):
+    """Numba's array struct with the data pointer in the array type's address space.
 
-    Kernel-local and private arrays, when they come, get types of their own with their own
-    address spaces, so every access compiles to the right SPIR-V storage class.
+    USM arrays are global memory, dk.local arrays Workgroup memory, dk.private arrays (plain
+    Numba arrays) Function memory: every access compiles to the right SPIR-V storage class.
     """
 
     def __init__(self, dmm, fe_type):
@@ -72,17 +72,41 @@ class USMArrayModel(models.StructModel):
             ("parent", types.pyobject),
             ("nitems", types.intp),
             ("itemsize", types.intp),
-            ("data", types.CPointer(fe_type.dtype, addrspace=GLOBAL)),
+            ("data", types.CPointer(fe_type.dtype, addrspace=_ADDRSPACE[type(fe_type)])),
             ("shape", types.UniTuple(types.intp, fe_type.ndim)),
             ("strides", types.UniTuple(types.intp, fe_type.ndim)),
         ]
         super().__init__(dmm, fe_type, members)
 
 
+class LocalArrayType(types.Array):
+    """An array in work-group local memory (dk.local.array)."""
+
+    addrspace = LOCAL
+
+    def __init__(self, dtype, ndim, layout="C", readonly=False, aligned=True):
+        name = f"local_array({dtype}, {ndim}d, {layout})"
+        super().__init__(dtype, ndim, layout, readonly=readonly, name=name, aligned=aligned)
+
+    def copy(self, dtype=None, ndim=None, layout=None, readonly=None):
+        """Views of a local array stay in local memory."""
+        return LocalArrayType(
+            self.dtype if dtype is None else dtype,
+            self.ndim if ndim is None else ndim,
+            self.layout if layout is None else layout,
+            readonly=(not self.mutable) if readonly is None else readonly,
+            aligned=self.aligned,
+        )
+
+
+_ADDRSPACE = {USMArrayType: GLOBAL, LocalArrayType: LOCAL}
+
+
 def _data_model_manager() -> datamodel.DataModelManager:
     dmm = datamodel.default_manager.copy()
     dmm.register(types.CPointer, AddressSpacePointerModel)
-    dmm.register(USMArrayType, USMArrayModel)
+    dmm.register(USMArrayType, AddressSpaceArrayModel)
+    dmm.register(LocalArrayType, AddressSpaceArrayModel)
     dmm.register(WeakFloat, WeakFloatModel)
     return dmm
 
@@ -93,7 +117,7 @@ class SYCLTypingContext(typing.BaseContext):
     def load_additional_registries(self):
         from numba.core.typing import cmathdecl, enumdecl, mathdecl, npydecl
 
-        from . import kernel_api
+        from . import kernel_api, work_group  # noqa: F401  (work_group registers into kernel_api)
 
         self.install_registry(cmathdecl.registry)
         self.install_registry(enumdecl.registry)
@@ -192,7 +216,7 @@ class SYCLTargetContext(BaseContext):
         )
         from numba.np import arrayobj, npdatetime, npyimpl  # noqa: F401
 
-        from . import kernel_api
+        from . import kernel_api, work_group  # noqa: F401  (work_group registers into kernel_api)
 
         self.install_registry(mathimpl.registry)
         self.install_registry(cmathimpl.registry)
