@@ -21,16 +21,23 @@ lowering_registry = LoweringRegistry("dpex_kernels.kernel_api")
 _I64 = ir.IntType(64)
 
 
-def _host_stub(name: str, doc: str):
+def host_stub(name: str, doc: str, public: str | None = None):
+    """The Python object standing for a device-only function; called on the host, it raises.
+
+    Every stub lives in this module under `name`: Numba keys typing on globally reachable
+    objects. `public` is how users spell it (default dk.<name>).
+    """
+    public = public or f"dk.{name}"
+
     def stub(*args, **kwargs):
         raise TypeError(
-            f"dk.{name}() can only be called inside a @dk.kernel or @dk.func, not from host code"
+            f"{public}() can only be called inside a @dk.kernel or @dk.func, not from host code"
         )
 
     stub.__name__ = stub.__qualname__ = name
     stub.__doc__ = doc
     stub.__module__ = __name__
-    globals()[name] = stub  # Numba keys typing on globally reachable objects
+    globals()[name] = stub
     return stub
 
 
@@ -59,7 +66,7 @@ def call_index_placeholder(builder: ir.IRBuilder, name: str, args) -> ir.Value:
 
 
 def _index_function(name: str, mangled: str, doc: str):
-    stub = _host_stub(name, f"In a kernel: {doc} in dimension `dim` (0 = slowest varying).")
+    stub = host_stub(name, f"In a kernel: {doc} in dimension `dim` (0 = slowest varying).")
 
     @typing_registry.register_global(stub)
     class _Template(AbstractTemplate):
@@ -85,7 +92,7 @@ get_global_size = _index_function("get_global_size", *_INDEX_FUNCTIONS["get_glob
 get_local_size = _index_function("get_local_size", *_INDEX_FUNCTIONS["get_local_size"])
 get_num_groups = _index_function("get_num_groups", *_INDEX_FUNCTIONS["get_num_groups"])
 
-get_work_dim = _host_stub("get_work_dim", "In a kernel: the number of dimensions of the range.")
+get_work_dim = host_stub("get_work_dim", "In a kernel: the number of dimensions of the range.")
 
 
 @typing_registry.register_global(get_work_dim)
@@ -113,15 +120,18 @@ def index_definitions(ndim: int) -> str:
             f"define i64 @dpex.{name}(i64 %d) alwaysinline {{\n"
             f"  %t = trunc i64 %d to i32\n"
             f"  %o = sub i32 {ndim - 1}, %t\n"
-            f"  %r = call spir_func i64 @{mangled}(i32 %o)" + (", !range !0" if is_id else "")
+            f"  %r = call spir_func i64 @{mangled}(i32 %o)"
+            + (", !range !0" if is_id else "")
             + "\n  ret i64 %r\n}"
         )
     lines.append("!0 = !{i64 0, i64 9223372036854775807}")
     return "\n".join(lines) + "\n"
 
 
-_PLACEHOLDER_CALL = re.compile(r'call i64 @"?dpex\.get_(?:global_id|local_id|group_id|global_size|'
-                               r'local_size|num_groups)"?\(i64 (\d+)\)')
+_PLACEHOLDER_CALL = re.compile(
+    r'call i64 @"?dpex\.get_(?:global_id|local_id|group_id|global_size|'
+    r'local_size|num_groups)"?\(i64 (\d+)\)'
+)
 
 
 def dimensions_used(llvm_ir: str) -> int:

@@ -16,7 +16,7 @@ from numba.core import types as nbtypes
 from numba.core.typing.templates import AbstractTemplate, signature
 from numba.np.arrayobj import populate_array
 
-from .kernel_api import lowering_registry, typing_registry
+from .kernel_api import host_stub, lowering_registry, typing_registry
 from .target import PRIVATE, LocalArrayType
 
 LOCAL_MEM_FENCE = 1
@@ -24,21 +24,6 @@ GLOBAL_MEM_FENCE = 2
 
 _I32 = ir.IntType(32)
 _I64 = ir.IntType(64)
-
-
-def _stub(name: str, public: str, doc: str):
-    """A host-side stand-in, globally reachable under `name` (Numba keys typing on it)."""
-
-    def stub(*args, **kwargs):
-        raise TypeError(
-            f"{public}() can only be called inside a @dk.kernel or @dk.func, not from host code"
-        )
-
-    stub.__name__ = stub.__qualname__ = name
-    stub.__module__ = __name__
-    stub.__doc__ = doc
-    globals()[name] = stub
-    return stub
 
 
 def _builtin(builder, name: str, return_type, arg_types, args, convergent: bool = False):
@@ -76,7 +61,7 @@ def _dtype_of(dtype_type):
 
 
 def _array_allocator(name: str, public: str, make_type, place):
-    stub = _stub(name, public, f"In a kernel: {public}(shape, dtype), shape a constant.")
+    stub = host_stub(name, f"In a kernel: {public}(shape, dtype), shape a constant.", public)
 
     @typing_registry.register_global(stub)
     class _Template(AbstractTemplate):
@@ -146,16 +131,6 @@ assert PRIVATE == 0  # private arrays are Numba's own arrays: address space 0 is
 
 # --- barriers ---------------------------------------------------------------------------
 
-barrier = _stub("barrier", "dk.barrier", "In a kernel: wait for the work-group; fence memory.")
-
-
-@typing_registry.register_global(barrier)
-class _BarrierTemplate(AbstractTemplate):
-    def generic(self, args, kws):
-        if not kws and len(args) <= 1 and all(isinstance(a, nbtypes.Integer) for a in args):
-            return signature(nbtypes.none, *args)
-        return None
-
 
 def _flags(context, builder, sig, args):
     """The fence flags argument as the i32 OpenCL wants (LOCAL_MEM_FENCE when omitted)."""
@@ -164,18 +139,29 @@ def _flags(context, builder, sig, args):
     return context.cast(builder, args[0], sig.args[0], nbtypes.uint32)
 
 
-@lowering_registry.lower(barrier)
-@lowering_registry.lower(barrier, nbtypes.Integer)
-def _lower_barrier(context, builder, sig, args):
-    _builtin(
-        builder,
-        "_Z7barrierj",
-        ir.VoidType(),
-        [_I32],
-        [_flags(context, builder, sig, args)],
-        convergent=True,
-    )
-    return context.get_dummy_value()
+def _barrier_function(name: str, public: str, mangled: str, doc: str):
+    stub = host_stub(name, doc, public)
+
+    @typing_registry.register_global(stub)
+    class _Template(AbstractTemplate):
+        def generic(self, args, kws):
+            if not kws and len(args) <= 1 and all(isinstance(a, nbtypes.Integer) for a in args):
+                return signature(nbtypes.none, *args)
+            return None
+
+    @lowering_registry.lower(stub)
+    @lowering_registry.lower(stub, nbtypes.Integer)
+    def _lower(context, builder, sig, args):
+        flags = _flags(context, builder, sig, args)
+        _builtin(builder, mangled, ir.VoidType(), [_I32], [flags], convergent=True)
+        return context.get_dummy_value()
+
+    return stub
+
+
+barrier = _barrier_function(
+    "barrier", "dk.barrier", "_Z7barrierj", "In a kernel: wait for the work-group; fence memory."
+)
 
 
 # --- atomics ----------------------------------------------------------------------------
@@ -264,8 +250,10 @@ def _float_update(builder, op: str):
 
 def _atomic_rmw(op: str):
     public = f"dk.atomic.{op}"
-    stub = _stub(
-        f"atomic_{op}", public, f"In a kernel: {public}(arr, idx, val); returns the old value."
+    stub = host_stub(
+        f"atomic_{op}",
+        public=public,
+        doc=f"In a kernel: {public}(arr, idx, val); returns the old value.",
     )
 
     @typing_registry.register_global(stub)
@@ -306,10 +294,10 @@ atomic_min = _atomic_rmw("min")
 atomic_max = _atomic_rmw("max")
 atomic_exchange = _atomic_rmw("exchange")
 
-atomic_compare_exchange = _stub(
+atomic_compare_exchange = host_stub(
     "atomic_compare_exchange",
-    "dk.atomic.compare_exchange",
-    "In a kernel: store `desired` where arr[idx] == `expected` (bitwise); returns the old value.",
+    public="dk.atomic.compare_exchange",
+    doc="In a kernel: store `desired` where arr[idx] == `expected` (bitwise); return the old.",
 )
 
 
@@ -354,7 +342,7 @@ _SUB_GROUP_CODES = {
 
 
 def _sub_group_query(name: str, mangled: str, doc: str):
-    stub = _stub(f"sub_group_{name}", f"dk.sub_group.{name}", doc)
+    stub = host_stub(f"sub_group_{name}", public=f"dk.sub_group.{name}", doc=doc)
 
     @typing_registry.register_global(stub)
     class _Template(AbstractTemplate):
@@ -375,10 +363,10 @@ sub_group_get_size = _sub_group_query(
     "get_size", "_Z18get_sub_group_sizev", "In a kernel: the number of lanes of the sub-group."
 )
 
-sub_group_reduce_add = _stub(
+sub_group_reduce_add = host_stub(
     "sub_group_reduce_add",
-    "dk.sub_group.reduce_add",
-    "In a kernel: the sum of `x` over the sub-group.",
+    public="dk.sub_group.reduce_add",
+    doc="In a kernel: the sum of `x` over the sub-group.",
 )
 
 
@@ -405,7 +393,7 @@ def _lower_reduce_add(context, builder, sig, args):
 
 
 def _sub_group_exchange(name: str, mangled_prefix: str, doc: str):
-    stub = _stub(f"sub_group_{name}", f"dk.sub_group.{name}", doc)
+    stub = host_stub(f"sub_group_{name}", public=f"dk.sub_group.{name}", doc=doc)
 
     @typing_registry.register_global(stub)
     class _Template(AbstractTemplate):
@@ -444,31 +432,12 @@ sub_group_broadcast = _sub_group_exchange(
     "In a kernel: `x` of lane `lane` (the same lane in every work-item) to all lanes.",
 )
 
-sub_group_barrier = _stub(
-    "sub_group_barrier", "dk.sub_group.barrier", "In a kernel: wait for the sub-group."
+sub_group_barrier = _barrier_function(
+    "sub_group_barrier",
+    "dk.sub_group.barrier",
+    "_Z17sub_group_barrierj",
+    "In a kernel: wait for the sub-group.",
 )
-
-
-@typing_registry.register_global(sub_group_barrier)
-class _SubGroupBarrierTemplate(AbstractTemplate):
-    def generic(self, args, kws):
-        if not kws and len(args) <= 1 and all(isinstance(a, nbtypes.Integer) for a in args):
-            return signature(nbtypes.none, *args)
-        return None
-
-
-@lowering_registry.lower(sub_group_barrier)
-@lowering_registry.lower(sub_group_barrier, nbtypes.Integer)
-def _lower_sub_group_barrier(context, builder, sig, args):
-    _builtin(
-        builder,
-        "_Z17sub_group_barrierj",
-        ir.VoidType(),
-        [_I32],
-        [_flags(context, builder, sig, args)],
-        convergent=True,
-    )
-    return context.get_dummy_value()
 
 
 # --- the public namespaces --------------------------------------------------------------
