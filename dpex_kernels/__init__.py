@@ -4,7 +4,10 @@ Importing the package loads dpctl (after the OpenCL ICD bootstrap) but not Numba
 compiler loads on first use of a name that needs it, and the AOT runtime never does.
 """
 
-from . import _runtime  # noqa: F401  (first: the OpenCL ICD bootstrap must precede dpctl)
+from . import (
+    _runtime,  # noqa: F401  (first: the OpenCL ICD bootstrap must precede dpctl)
+    types,
+)
 from ._lazy import lazy_attributes
 from .errors import (
     DeviceNotFoundError,
@@ -27,26 +30,8 @@ _KERNEL_API = [
     "get_num_groups",
     "get_work_dim",
 ]
-_TYPES = [
-    "boolean",
-    "complex64",
-    "complex128",
-    "float32",
-    "float64",
-    "int8",
-    "int16",
-    "int32",
-    "int64",
-    "intp",
-    "uint8",
-    "uint16",
-    "uint32",
-    "uint64",
-    "uintp",
-    "void",
-    "typeof",
-    "usm_array",
-]
+# The types package's own lazy names (scalars, usm_array, typeof) are re-exported as they are.
+_TYPES = [name for name in types.__all__ if name not in ("ArraySpec", "NdRange", "Range")]
 
 _WORK_GROUP = [
     "barrier",
