@@ -25,6 +25,7 @@ from .launch import (
     check_local_size,
     mixed_queues_error,
     normalise_depends_on,
+    order_keeper_of,
     packing_plan,
     submit,
     submit_checked,
@@ -92,7 +93,7 @@ class LaunchPlan:
         self.modes, self.packers = packing_plan(compiled.params)
         self.contiguous_arrays_only = all(mode is CONTIGUOUS for mode in self.modes)
         self.checked = compiled.artifacts.error_flag
-        self.last = (None, 0, None)  # (queue, ndim, SyclKernel), replaced whole
+        self.last = (None, 0, None, None)  # (queue, ndim, SyclKernel, order keeper), replaced whole
 
     def flatten(self, args, usm_args) -> list:
         """The kernel arguments, in the order lowering.flattening() describes."""
@@ -106,12 +107,12 @@ class LaunchPlan:
                 pack(flat, value)
         return flat
 
-    def kernel_for(self, queue, ndim: int):
-        last_queue, last_ndim, sycl_kernel = self.last
-        if queue is not last_queue or ndim != last_ndim:
-            sycl_kernel = self.compiled.kernel_for(queue, ndim)
-            self.last = (queue, ndim, sycl_kernel)
-        return sycl_kernel
+    def refresh(self, queue, ndim: int):
+        """(SyclKernel, order keeper) for a new queue or dimension count, remembered."""
+        sycl_kernel = self.compiled.kernel_for(queue, ndim)
+        keeper = order_keeper_of(queue)
+        self.last = (queue, ndim, sycl_kernel, keeper)
+        return sycl_kernel, keeper
 
 
 class KernelBase:
@@ -254,10 +255,13 @@ class Launcher:
             return dpctl.SyclEvent()  # a zero-sized range: nothing to run
         if queue is None:
             queue = plan.compiled._queue
-        sycl_kernel = plan.kernel_for(queue, self.ndim)
+        last_queue, last_ndim, sycl_kernel, keeper = plan.last
+        if queue is not last_queue or self.ndim != last_ndim:
+            sycl_kernel, keeper = plan.refresh(queue, self.ndim)
         if plan.checked:
             return submit_checked(
                 queue,
+                keeper,
                 sycl_kernel,
                 flat,
                 self.launch_range,
@@ -265,4 +269,6 @@ class Launcher:
                 args,
                 plan.compiled.artifacts,
             )
-        return submit(queue, sycl_kernel, flat, self.global_size, self.local_size, depends_on, args)
+        return submit(
+            queue, keeper, sycl_kernel, flat, self.global_size, self.local_size, depends_on, args
+        )

@@ -218,9 +218,11 @@ class _OrderManagers:
 order_keeper_of = _OrderManagers()
 
 
-def submit(queue, sycl_kernel, flat, global_size, local_size, depends_on, keep_alive):
-    """Order after dpnp's pending work and `depends_on`, submit, register, keep alive."""
-    keeper = order_keeper_of(queue)
+def submit(queue, keeper, sycl_kernel, flat, global_size, local_size, depends_on, keep_alive):
+    """Order after dpnp's pending work and `depends_on`, submit, register, keep alive.
+
+    `keeper` is order_keeper_of(queue), looked up once per launch plan and queue.
+    """
     dependencies = keeper.get_submitted_events()
     if depends_on:
         dependencies = dependencies + depends_on
@@ -230,14 +232,24 @@ def submit(queue, sycl_kernel, flat, global_size, local_size, depends_on, keep_a
     return event
 
 
-def submit_checked(queue, sycl_kernel, flat, launch_range, depends_on, keep_alive, artifacts):
+def submit_checked(
+    queue, keeper, sycl_kernel, flat, launch_range, depends_on, keep_alive, artifacts
+):
     """Debug mode: pass an error flag, wait, and raise what a work-item raised."""
     import dpctl.memory as dpmem
 
     flag = dpmem.MemoryUSMShared(4, queue=queue)
     flag.memset(0)
-    event = submit(queue, sycl_kernel, [*flat, flag], launch_range.global_size,
-                   launch_range.local_size, depends_on, keep_alive)
+    event = submit(
+        queue,
+        keeper,
+        sycl_kernel,
+        [*flat, flag],
+        launch_range.global_size,
+        launch_range.local_size,
+        depends_on,
+        keep_alive,
+    )
     event.wait()
     code = int.from_bytes(flag.copy_to_host().tobytes(), "little", signed=True)
     if code == 0:
