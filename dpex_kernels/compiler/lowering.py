@@ -25,15 +25,15 @@ _I8 = ir.IntType(8)
 _I32 = ir.IntType(32)
 _I64 = ir.IntType(64)
 
-#: ctypes names the launch path uses for each flattened scalar kind.
-POINTER, OFFSET, EXTENT = "pointer", "int64", "int64"
+#: The kind of a flattened array's data pointer; every other array field is an "int64".
+POINTER = "pointer"
 
 
 def flattening(argtype: types.Type) -> list[str]:
     """The kernel-argument kinds one parameter flattens to (see the module docstring)."""
     if isinstance(argtype, USMArrayType):
         count = 2 + argtype.ndim + (argtype.ndim if argtype.layout == "A" else 0)
-        return [POINTER] + [OFFSET] * (count - 1)
+        return [POINTER] + ["int64"] * (count - 1)
     if isinstance(argtype, types.Boolean):
         return ["bool"]
     if isinstance(argtype, types.Complex):
