@@ -1,4 +1,4 @@
-"""Ratios between implementations, and the targets of issue 5 they are checked against."""
+"""Ratios between implementations, and the targets they are checked against (issue 5; memory)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from .results import (
     LAZY,
     MISSED,
     NDPEX,
+    NDPEX_RAW,
     OCL,
     RAW,
     RAW_KA,
@@ -22,6 +23,8 @@ LAUNCH_TARGETS = {EAGER: "<= 1.25", LAZY: "<= 1.4"}
 LAUNCH_INFO = (RAW_KA, OCL, NDPEX)
 BANDWIDTH_TARGET = ">= 0.95"
 BANDWIDTH_GROUPS = ("vecadd", "triad", "stencil")
+#: RSS growth in MiB over this many launches; shorter (quick) runs are information only.
+MEMORY_TARGET, MEMORY_TARGET_LAUNCHES = "< 5", 100_000
 #: A working set at least this many times the last-level cache counts as "past the caches".
 CACHE_FACTOR = 4
 
@@ -69,6 +72,10 @@ def launch_comparisons(rows: list[Row]) -> list[Comparison]:
         for impl in LAUNCH_INFO:
             if (group, case, impl) in idx:
                 out.append(_ratio(group, case, idx[(group, case, impl)], raw, "", raw.params))
+        ndpex = idx.get((group, case, NDPEX))
+        if ndpex is not None:  # measured in its own venv: against that venv's floor, and dk's
+            for ref in (NDPEX_RAW, EAGER):
+                out.append(_ratio(group, case, ndpex, idx.get((group, case, ref)), "", raw.params))
     return out
 
 
@@ -90,11 +97,15 @@ def bandwidth_comparisons(rows: list[Row], cache_bytes: int) -> list[Comparison]
         for ref in (OCL, DPNP):
             target = BANDWIDTH_TARGET if past else ""
             out.append(_ratio(group, case, subject, idx.get((group, case, ref)), target, params))
+        if (group, case, NDPEX) in idx:
+            out.append(_ratio(group, case, subject, idx[(group, case, NDPEX)], "", params))
     return out
 
 
 def compile_comparisons(rows: list[Row]) -> list[Comparison]:
-    """Warm compile time of dk eager (or the compiler pipeline) over OpenCL C's build (info)."""
+    """Warm compile time of dk eager (or the compiler pipeline) over OpenCL C's build, and
+    numba-dpex's first call over dk's (lazy first call warm; eager compile in a fresh process).
+    All information only."""
     idx, out = _index(rows), []
     for group, case in _cases(rows, ("compile",)):
         subject = idx.get((group, case, EAGER))
@@ -103,6 +114,31 @@ def compile_comparisons(rows: list[Row]) -> list[Comparison]:
         reference = idx.get((group, case, OCL))
         if subject is not None and reference is not None:
             out.append(_ratio(group, case, subject, reference, "", {}))
+        ndpex = idx.get((group, case, NDPEX + " (first call)"))
+        mine = idx.get((group, case, LAZY + " (first call)")) or idx.get((group, case, EAGER))
+        if ndpex is not None and mine is not None:
+            out.append(_ratio(group, case, ndpex, mine, "", {}))
+    return out
+
+
+def memory_comparisons(rows: list[Row]) -> list[Comparison]:
+    """RSS growth of every implementation; dk eager's is targeted on full-length runs only."""
+    out = []
+    for r in rows:
+        if r.group != "memory":
+            continue
+        full = r.params.get("launches", 0) >= MEMORY_TARGET_LAUNCHES
+        target = MEMORY_TARGET if r.impl == EAGER and full else ""
+        params = dict(r.params, unit=r.unit)
+        if r.skipped:
+            status = SKIPPED if target else INFO
+            out.append(
+                Comparison(r.group, r.case, r.impl, "", None, target, status, params, r.note)
+            )
+            continue
+        status = MISSED if target and r.note.startswith("WRONG") else check(r.value, target)
+        note = "WRONG result" if r.note.startswith("WRONG") else ""
+        out.append(Comparison(r.group, r.case, r.impl, "", r.value, target, status, params, note))
     return out
 
 
@@ -112,4 +148,5 @@ def all_comparisons(rows: list[Row], cache_bytes: int) -> list[Comparison]:
         launch_comparisons(rows)
         + bandwidth_comparisons(rows, cache_bytes)
         + compile_comparisons(rows)
+        + memory_comparisons(rows)
     )

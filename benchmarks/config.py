@@ -23,6 +23,8 @@ class Config:
     rounds: int  # bandwidth implementations are timed in turn, this many rounds
     repeat: int  # at least this many timed runs of each bandwidth implementation
     min_time: float  # and at least this many seconds of them
+    memory_launches: int  # async launches between the two RSS readings (target: 100 000)
+    memory_runs: int  # fresh processes per implementation for the RSS case
     numba_dpex: str | None = None  # venv holding numba-dpex, opt-in
 
 
@@ -44,6 +46,8 @@ def make_config(quick: bool, numba_dpex: str | None = None) -> Config:
             rounds=2,
             repeat=4,
             min_time=0.1,
+            memory_launches=20_000,
+            memory_runs=1,
             numba_dpex=numba_dpex,
         )
     return Config(
@@ -61,5 +65,7 @@ def make_config(quick: bool, numba_dpex: str | None = None) -> Config:
         rounds=5,
         repeat=15,
         min_time=0.6,
+        memory_launches=100_000,
+        memory_runs=3,
         numba_dpex=numba_dpex,
     )

@@ -12,6 +12,7 @@ from .results import (
     LAZY,
     MISSED,
     NDPEX,
+    NDPEX_RAW,
     NUMBA,
     NUMPY,
     OCL,
@@ -23,10 +24,11 @@ from .results import (
     Row,
 )
 
-LAUNCH_COLUMNS = (RAW, RAW_KA, EAGER, LAZY, OCL, NDPEX)
+LAUNCH_COLUMNS = (RAW, RAW_KA, EAGER, LAZY, OCL)
+NDPEX_LAUNCH_COLUMNS = (NDPEX_RAW, NDPEX, RAW, EAGER)
 BANDWIDTH_COLUMNS = (EAGER, RAW, OCL, DPNP, NUMBA, NUMPY, NDPEX)
 CELL = 13
-SHORT = {RAW: "raw", RAW_KA: "raw+keep"}
+SHORT = {RAW: "raw", RAW_KA: "raw+keep", NDPEX_RAW: "ndx raw"}
 LEGEND = (
     "raw: SyclQueue.submit_async of the same SyclKernel, arguments packed beforehand\n"
     "raw+keep: raw plus dpctl's keep-alive host task (SyclQueue._submit_keep_args_alive)"
@@ -39,7 +41,9 @@ def _cell(row: Row | None) -> str:
     if row.skipped:
         return "SKIPPED"
     digits = 1 if row.value >= 10 else 2
-    text = f"{row.value:.{digits}f} ±{100 * (row.spread or 0):.0f}%"
+    text = f"{row.value:.{digits}f}"
+    if row.spread is not None:
+        text += f" ±{100 * row.spread:.0f}%"
     return text + ("!" if row.note.startswith("WRONG") else "")
 
 
@@ -99,7 +103,7 @@ def _select(
 
 def launch_table(rows: list[Row], comparisons: list[Comparison]) -> list[str]:
     """Per-launch µs by implementation, with eager/raw and lazy/raw."""
-    launch = [r for r in rows if r.group == "launch" and r.case != "numba-dpex"]
+    launch = [r for r in rows if r.group == "launch" and r.impl in LAUNCH_COLUMNS]
     ratios = [
         ("eager/raw", _select(comparisons, "launch", EAGER, RAW)),
         ("lazy/raw", _select(comparisons, "launch", LAZY, RAW)),
@@ -111,6 +115,21 @@ def launch_table(rows: list[Row], comparisons: list[Comparison]) -> list[str]:
     )
 
 
+def ndpex_launch_table(rows: list[Row], comparisons: list[Comparison]) -> list[str]:
+    """numba-dpex per-launch µs next to its own venv's raw floor and to dk (3 arguments)."""
+    ndpex = [r for r in rows if r.group == "launch" and r.impl == NDPEX and not r.skipped]
+    if not ndpex:
+        return []
+    cases = {r.case for r in ndpex}
+    mine = [r for r in rows if r.group == "launch" and r.case in cases]
+    ratios = [
+        ("ndpex/ndxraw", _select(comparisons, "launch", NDPEX, NDPEX_RAW)),
+        ("ndpex/eager", _select(comparisons, "launch", NDPEX, EAGER)),
+    ]
+    title = "numba-dpex launch, us/launch"
+    return _matrix(title, mine, NDPEX_LAUNCH_COLUMNS, ratios, {})
+
+
 def bandwidth_table(group: str, rows: list[Row], comparisons: list[Comparison]) -> list[str]:
     """GB/s by implementation and size, with dk/OpenCL C and dk/dpnp."""
     mine = [r for r in rows if r.group == group]
@@ -118,6 +137,8 @@ def bandwidth_table(group: str, rows: list[Row], comparisons: list[Comparison]) 
         ("dk/OpenCL C", _select(comparisons, group, None, OCL)),
         ("dk/dpnp", _select(comparisons, group, None, DPNP)),
     ]
+    if any(r.impl == NDPEX and not r.skipped for r in mine):
+        ratios.append(("dk/ndpex", _select(comparisons, group, None, NDPEX)))
     marks = {c.case: " *" for c in comparisons if c.group == group and c.params.get("past_caches")}
     lines = _matrix(f"{group}, GB/s", mine, BANDWIDTH_COLUMNS, ratios, marks)
     subjects = {c.subject for c in comparisons if c.group == group}
@@ -126,17 +147,59 @@ def bandwidth_table(group: str, rows: list[Row], comparisons: list[Comparison]) 
     return lines
 
 
-def simple_table(group: str, title: str, rows: list[Row]) -> list[str]:
-    """case | implementation | median ± spread, one line each."""
+def simple_table(
+    group: str, title: str, rows: list[Row], comparisons: list[Comparison] = ()
+) -> list[str]:
+    """case | implementation | median ± spread | ratio to a reference, one line each, by case."""
     mine = [r for r in rows if r.group == group]
     if not mine:
         return []
+    cases = list(dict.fromkeys(r.case for r in mine))
+    mine.sort(key=lambda r: cases.index(r.case))  # stable: each case's rows stay in run order
+    ratio_of = {(c.case, c.subject): c for c in comparisons if c.group == group and c.reference}
     width = max([len(r.case) for r in mine] + [len(title)]) + 2
-    lines = [title.ljust(width) + "implementation".ljust(28) + "median".rjust(14)]
-    lines.append("-" * len(lines[0]))
+    lines = [title.ljust(width) + "implementation".ljust(28) + "median".rjust(16)]
+    if ratio_of:
+        lines[0] += "   ratio"
+    lines.append("-" * (len(lines[0]) + (16 if ratio_of else 0)))
     for r in mine:
         value = "SKIPPED" if r.skipped else f"{r.value:.2f} {r.unit} ±{100 * r.spread:.0f}%"
-        lines.append(r.case.ljust(width) + r.impl.ljust(28) + value.rjust(14))
+        line = r.case.ljust(width) + r.impl.ljust(28) + value.rjust(16)
+        c = ratio_of.get((r.case, r.impl))
+        if c is not None and c.ratio is not None:
+            line += f"   {c.ratio:.2f} x {c.reference}"
+        lines.append(line)
+    return lines + _notes(mine)
+
+
+def memory_table(rows: list[Row], comparisons: list[Comparison]) -> list[str]:
+    """RSS before, growth (worst and median run), launch time and target, per implementation."""
+    mine = [r for r in rows if r.group == "memory"]
+    if not mine:
+        return []
+    status = {(c.case, c.subject): c for c in comparisons if c.group == "memory"}
+    title = "resident memory (fresh processes)"
+    width = max([len(r.case) for r in mine] + [len(title)]) + 2
+    head = ("runs", "RSS MiB", "growth max", "median", "us/launch")
+    lines = [title.ljust(width) + "implementation".ljust(18) + "".join(h.rjust(11) for h in head)]
+    lines[0] += "target".rjust(CELL + 4)
+    lines.append("-" * len(lines[0]))
+    for r in mine:
+        line = r.case.ljust(width) + r.impl.ljust(18)
+        if r.skipped:
+            lines.append(line + "SKIPPED".rjust(11))
+            continue
+        p = r.params
+        cells = (
+            str(p["runs"]),
+            f"{p['before_mib']:.0f}",
+            f"{r.value:.2f}",
+            f"{p['growth_mib_median']:.2f}",
+            f"{p['us_per_launch']:.1f}",
+        )
+        c = status.get((r.case, r.impl))
+        mark = f"{c.target} MiB {c.status}" if c is not None and c.target else "info"
+        lines.append(line + "".join(x.rjust(11) for x in cells) + mark.rjust(CELL + 4))
     return lines + _notes(mine)
 
 
@@ -148,10 +211,12 @@ def summary(comparisons: list[Comparison]) -> list[str]:
     for c in targeted:
         if c.status == MISSED:
             extra = f" [{c.note}]" if c.note else ""
-            lines.append(
-                f"  MISSED  {c.case.strip()}: {c.subject} / {c.reference} = "
-                f"{c.ratio:.3f} (target {c.target}){extra}"
-            )
+            if c.reference:
+                what = f"{c.subject} / {c.reference} = {c.ratio:.3f} (target {c.target})"
+            else:
+                unit = c.params.get("unit", "")
+                what = f"{c.subject} = {c.ratio:.2f} {unit} (target {c.target} {unit})"
+            lines.append(f"  MISSED  {c.case.strip()}: {what}{extra}")
     skipped = {c.note for c in targeted if c.status == SKIPPED}
     lines += [f"  SKIPPED {note.removeprefix('SKIPPED: ')}" for note in sorted(skipped)]
     return lines
@@ -169,11 +234,23 @@ def render(
         "each cell: median ± interquartile range / median",
         LEGEND,
     ]
+    if machine.get("numba_dpex"):
+        v = machine["numba_dpex"]
+        parts.append(
+            f"numba-dpex rows: its own venv and process (not interleaved with the others): "
+            f"numba-dpex {v.get('numba-dpex')}, numba {v.get('numba')}, dpctl {v.get('dpctl')}, "
+            f"dpnp {v.get('dpnp')}, intel-opencl-rt {v.get('intel-opencl-rt')} "
+            f"(driver {v.get('driver')})"
+        )
     if any(r.group == "launch" for r in rows):
         parts += ["", *launch_table(rows, comparisons)]
+        ndpex = ndpex_launch_table(rows, comparisons)
+        parts += ["", *ndpex] if ndpex else []
     for group, title in (("reject", "argument-mismatch rejection"), ("compile", "compile time")):
         if any(r.group == group for r in rows):
-            parts += ["", *simple_table(group, title, rows)]
+            parts += ["", *simple_table(group, title, rows, comparisons)]
+    if any(r.group == "memory" for r in rows):
+        parts += ["", *memory_table(rows, comparisons)]
     for group in BANDWIDTH_GROUPS:
         if any(r.group == group for r in rows):
             parts += ["", *bandwidth_table(group, rows, comparisons)]

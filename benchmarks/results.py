@@ -13,12 +13,12 @@ OK, MISSED, INFO, SKIPPED = "ok", "MISSED", "info", "SKIPPED"
 class Row:
     """One measured (or skipped) implementation of one case."""
 
-    group: str  # launch, reject, compile, vecadd, triad, stencil
+    group: str  # launch, reject, compile, memory, vecadd, triad, stencil
     case: str  # human-readable case name, unique within its group
     impl: str  # which implementation ran it
     unit: str  # "us", "ms" or "GB/s"
     value: float | None = None  # median in `unit`; None when skipped
-    spread: float | None = None  # (max - min) / median of the timings
+    spread: float | None = None  # interquartile range / median; None for a single reading
     samples_s: list[float] = field(default_factory=list)
     params: dict = field(default_factory=dict)
     note: str = ""  # SKIPPED reason, WRONG result, ...
@@ -35,7 +35,11 @@ class Row:
 
 @dataclass
 class Comparison:
-    """subject / reference for one case, with the target it must meet (if any)."""
+    """subject / reference for one case, with the target it must meet (if any).
+
+    Without a reference (reference == ""), `ratio` is the subject's own value in
+    params["unit"] (memory growth in MiB), checked against an absolute target such as "< 5".
+    """
 
     group: str
     case: str
@@ -87,13 +91,14 @@ def skipped_row(group: str, case: str, impl: str, unit: str, reason: str, **para
 
 
 def check(ratio: float | None, target: str) -> str:
-    """ok / MISSED for a ratio against a target such as '<= 1.25'; info without a target."""
+    """ok / MISSED for a ratio against a target such as '<= 1.25' or '< 5'; info without one."""
     if not target:
         return INFO
     if ratio is None:
         return SKIPPED
-    op, bound = target.split()
-    met = ratio <= float(bound) if op == "<=" else ratio >= float(bound)
+    op, text = target.split()
+    bound = float(text)
+    met = {"<": ratio < bound, "<=": ratio <= bound, ">": ratio > bound, ">=": ratio >= bound}[op]
     return OK if met else MISSED
 
 
@@ -107,3 +112,4 @@ DPNP = "dpnp"
 NUMBA = "numba host"
 NUMPY = "numpy host"
 NDPEX = "numba-dpex"
+NDPEX_RAW = "raw (numba-dpex venv)"  # must match numba_dpex_worker.RAW_IMPL
