@@ -13,6 +13,7 @@ from llvmlite import ir
 from numba.core.codegen import Codegen, CodeLibrary
 
 from ..errors import KernelCompileError
+from .spirv_repair import repair_label_ids
 
 TRIPLE = "spirv64-unknown-unknown"
 DATA_LAYOUT = (
@@ -267,9 +268,9 @@ def _valid(spirv: bytes) -> bool:
 def emit_spirv(module: ll.ModuleRef, kernel_name: str, opt_level: int) -> bytes:
     """SPIR-V bytes for an optimised module; refuses modules that call host functions.
 
-    LLVM 22's SPIR-V back end now and then emits a module with a duplicated id for the same
-    input (about 1 in 10 here); where spirv-val is installed every module is validated and
-    emitted again until it passes.
+    LLVM 22's SPIR-V back end now and then numbers basic blocks over other ids; every module
+    goes through spirv_repair. Where spirv-val is installed the result is validated too, and
+    emitted again should anything else be wrong.
     """
     _reject_host_calls(module, kernel_name)
     _reject_unsupported_integers(module, kernel_name)
@@ -277,6 +278,7 @@ def emit_spirv(module: ll.ModuleRef, kernel_name: str, opt_level: int) -> bytes:
     for _ in range(_EMIT_ATTEMPTS):
         with _llvm_lock:  # the back end keeps process-wide state
             spirv = _target_machine(opt_level).emit_object(ll.parse_assembly(text))
+        spirv = repair_label_ids(spirv)
         if _valid(spirv):
             return spirv
     raise KernelCompileError(

@@ -1,0 +1,115 @@
+"""A fix for LLVM 22's SPIR-V back end, which now and then numbers basic blocks twice.
+
+Measured here: for the same input module, between 1 and 9 emissions in 10 give OpLabel ids
+that collide with the module's first type ids ("Id 2 is defined more than once"); the SYCL
+runtime can crash loading such a module. The repair gives every OpLabel a fresh id past the
+module's bound and rewrites the operands that name labels: branch targets, phi parents,
+merge blocks and switch targets. Names of labels that collided are dropped (debug only).
+"""
+
+from __future__ import annotations
+
+import sys
+from array import array
+
+OP_NAME = 5
+OP_TYPE_FIRST, OP_TYPE_LAST = 19, 38  # OpTypeVoid .. OpTypePipeStorage-era types: result = w1
+OP_TYPE_INT = 21
+OP_FUNCTION = 54
+OP_PHI = 245
+OP_LOOP_MERGE = 246
+OP_SELECTION_MERGE = 247
+OP_LABEL = 248
+OP_BRANCH = 249
+OP_BRANCH_CONDITIONAL = 250
+OP_SWITCH = 251
+#: Module-level opcodes whose result id is word 2 (word 1 is the result type).
+_TYPED_MODULE_RESULTS = {1, 41, 42, 43, 44, 45, 46, 48, 49, 50, 51, 52, 59}
+#: Module-level opcodes whose result id is word 1.
+_UNTYPED_MODULE_RESULTS = {7, 11, 73}
+
+
+def _instructions(words: array):
+    """(start, word count, opcode) of every instruction after the 5-word header."""
+    position = 5
+    while position < len(words):
+        count, opcode = words[position] >> 16, words[position] & 0xFFFF
+        if count == 0:
+            raise ValueError("malformed SPIR-V: an instruction of zero words")
+        yield position, count, opcode
+        position += count
+
+
+def repair_label_ids(spirv: bytes) -> bytes:
+    """`spirv` with every OpLabel renumbered to a fresh id (see the module docstring)."""
+    if len(spirv) < 20 or len(spirv) % 4:
+        return spirv
+    words = array("I", spirv)
+    if sys.byteorder != "little":  # SPIR-V from this back end is little-endian
+        words.byteswap()
+    if words[0] != 0x07230203:
+        return spirv
+    module_ids: set[int] = set()
+    int_widths: dict[int, int] = {}
+    value_types: dict[int, int] = {}
+    labels: dict[tuple[int, int], int] = {}  # (function index, old id) -> new id
+    bound = words[3]
+    function = -1
+    for start, count, opcode in _instructions(words):
+        if opcode == OP_FUNCTION:
+            function += 1
+        if function < 0:
+            if OP_TYPE_FIRST <= opcode <= OP_TYPE_LAST:
+                module_ids.add(words[start + 1])
+                if opcode == OP_TYPE_INT:
+                    int_widths[words[start + 1]] = words[start + 2]
+            elif opcode in _TYPED_MODULE_RESULTS:
+                module_ids.add(words[start + 2])
+            elif opcode in _UNTYPED_MODULE_RESULTS:
+                module_ids.add(words[start + 1])
+        elif opcode == OP_LABEL:
+            labels[(function, words[start + 1])] = bound
+            bound += 1
+        elif count >= 3:  # [result type, result id, ...]: the first sighting is the definition
+            value_types.setdefault(words[start + 2], words[start + 1])
+    if not labels:
+        return spirv
+    all_old = {old for (_, old) in labels}
+
+    def rename(position: int, fn: int) -> None:
+        words[position] = labels.get((fn, words[position]), words[position])
+
+    kept = array("I", words[:5])
+    kept[3] = bound
+    function = -1
+    for start, count, opcode in _instructions(words):
+        if opcode == OP_FUNCTION:
+            function += 1
+        if opcode == OP_NAME and words[start + 1] in all_old:
+            target = words[start + 1]
+            if target in module_ids:
+                continue  # a collided label's name: it cannot be told from the type's
+            owners = [fn for (fn, old) in labels if old == target]
+            words[start + 1] = labels[(owners[0], target)]
+        elif function >= 0:
+            if opcode in (OP_LABEL, OP_BRANCH, OP_SELECTION_MERGE):
+                rename(start + 1, function)
+            elif opcode == OP_BRANCH_CONDITIONAL:
+                rename(start + 2, function)
+                rename(start + 3, function)
+            elif opcode == OP_LOOP_MERGE:
+                rename(start + 1, function)
+                rename(start + 2, function)
+            elif opcode == OP_PHI:
+                for position in range(start + 4, start + count, 2):
+                    rename(position, function)
+            elif opcode == OP_SWITCH:
+                rename(start + 2, function)
+                width = int_widths.get(value_types.get(words[start + 1], 0), 32)
+                step = 1 + (2 if width > 32 else 1)
+                for position in range(start + 3 + step - 1, start + count, step):
+                    rename(position, function)
+        kept.extend(words[start : start + count])
+    if sys.byteorder != "little":
+        kept.byteswap()
+    return kept.tobytes()
