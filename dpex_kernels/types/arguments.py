@@ -7,6 +7,7 @@ One reader per Python type, chosen once and cached, so the launch path never reb
 from __future__ import annotations
 
 import ctypes
+import itertools
 import weakref
 from functools import partial
 from typing import NamedTuple
@@ -71,10 +72,13 @@ _CONTIGUITY = {0: "", 1: "C", 2: "F", 3: "CF"}
 
 
 _fingerprint_keys: dict[tuple, int] = {}
+_new_keys = itertools.count()  # next() is atomic: threads never share a key
 
 
 def _argument(fingerprint, queue, memory, offset, shape, strides) -> USMArgument:
-    key = _fingerprint_keys.setdefault(fingerprint, len(_fingerprint_keys))
+    key = _fingerprint_keys.get(fingerprint)
+    if key is None:
+        key = _fingerprint_keys.setdefault(fingerprint, next(_new_keys))
     packed = (memory, ctypes.c_longlong(offset), *map(ctypes.c_longlong, shape))
     packed_strided = packed + tuple(map(ctypes.c_longlong, strides))
     return USMArgument(
