@@ -13,6 +13,10 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:  # so `pytest` works without an editable install
     sys.path.insert(0, str(ROOT))
 
+# Every SPIR-V module compiled by the tests is checked by spirv-val (where it is installed),
+# subprocesses the tests start included.
+os.environ.setdefault("DPEX_KERNELS_VALIDATE_SPIRV", "1")
+
 # First, before any test module imports dpctl or dpnp: the package's OpenCL ICD bootstrap must
 # run before dpctl enumerates platforms (API.md §5).
 import dpex_kernels  # noqa: E402, F401
