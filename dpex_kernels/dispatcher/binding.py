@@ -86,13 +86,24 @@ class KernelStats:
 class LaunchPlan:
     """Everything a launch needs for one argument fingerprint, decided once."""
 
-    __slots__ = ("checked", "compiled", "contiguous_arrays_only", "last", "modes", "packers")
+    __slots__ = (
+        "checked",
+        "compiled",
+        "contiguous_arrays_only",
+        "fast",
+        "last",
+        "max_work_group_size",
+        "modes",
+        "packers",
+    )
 
     def __init__(self, compiled: CompiledKernel):
         self.compiled = compiled
         self.modes, self.packers = packing_plan(compiled.params)
         self.contiguous_arrays_only = all(mode is CONTIGUOUS for mode in self.modes)
         self.checked = compiled.artifacts.error_flag
+        self.fast = self.contiguous_arrays_only and not self.checked  # Launcher<N>'s case
+        self.max_work_group_size = compiled.attrs.max_work_group_size
         self.last = (None, 0, None, None)  # (queue, ndim, SyclKernel, order keeper), replaced whole
 
     def flatten(self, args, usm_args) -> list:
@@ -153,7 +164,7 @@ class KernelBase:
         except TypeError:  # unhashable: validate below, never cached
             launcher = None
         if launcher is None:
-            launcher = Launcher(self, LaunchRange(launch_range))
+            launcher = launcher_class(self.nparams)(self, LaunchRange(launch_range))
             if len(self._launchers) > 256:
                 self._launchers.clear()
             with contextlib.suppress(TypeError):  # unhashable ranges are not remembered
@@ -201,16 +212,21 @@ class KernelBase:
 class Launcher:
     """kernel[range]: validated once; calling it launches. The hot path of the package."""
 
-    __slots__ = ("global_size", "kernel", "launch_range", "local_size", "ndim")
+    __slots__ = ("global_size", "kernel", "launch_range", "local_size", "local_total", "ndim")
 
     def __init__(self, kernel: KernelBase, launch_range: LaunchRange):
         self.kernel = kernel
         self.launch_range = launch_range
         self.global_size = launch_range.global_size
         self.local_size = launch_range.local_size
+        self.local_total = launch_range.local_total
         self.ndim = 0 if launch_range.empty else launch_range.ndim
 
     def __call__(self, *args, depends_on=None):
+        return self.launch(args, depends_on)
+
+    def launch(self, args: tuple, depends_on=None):
+        """Every launch can take this path; arity-specific launchers take it off the fast path."""
         kernel = self.kernel
         if len(args) != kernel.nparams:
             raise TypeError(
@@ -272,3 +288,66 @@ class Launcher:
         return submit(
             queue, keeper, sycl_kernel, flat, self.global_size, self.local_size, depends_on, args
         )
+
+
+# Triton's binder, in Python: for each arity a Launcher subclass whose __call__ takes the
+# arguments by name and handles the common case (USM arrays on one queue, a known plan with
+# "C"/"F" parameters, no depends_on) in straight-line code, about 0.6 us faster than the
+# loop in Launcher.launch, which every other case falls back to.
+_FAST_CALL = """
+def __call__(self, *args, depends_on=None):
+    if len(args) != {count}:
+        return self.launch(args, depends_on)  # raises the kernel's own count error
+    {params}, = args
+    try:
+        {reads}
+    except (KeyError, TypeError):  # an unseen type, a scalar (no reader) or a bad array
+        return self.launch(({params},), depends_on)
+    queue = u0.queue
+    plan = self.kernel._plans.get(({keys},))
+    if (
+        {other_queues}
+        or plan is None
+        or not plan.fast
+        or depends_on is not None
+        or self.local_total > plan.max_work_group_size
+    ):
+        return self.launch(({params},), depends_on)
+    last_queue, ndim, sycl_kernel, keeper = plan.last
+    if last_queue is not queue or ndim != self.ndim:
+        return self.launch(({params},), depends_on)
+    return submit(
+        queue, keeper, sycl_kernel, [{packed}], self.global_size, self.local_size, None,
+        ({params},),
+    )
+"""
+_launcher_classes: dict[int, type] = {0: Launcher}
+
+
+def launcher_class(nparams: int) -> type:
+    """The Launcher subclass with a fast __call__ for kernels of `nparams` parameters."""
+    found = _launcher_classes.get(nparams)
+    if found is None:
+        names = [f"p{i}" for i in range(nparams)]
+        source = _FAST_CALL.format(
+            params=", ".join(names),
+            count=nparams,
+            reads="\n        ".join(f"u{i} = _READERS[type(p{i})](p{i})" for i in range(nparams)),
+            keys=", ".join(f"u{i}.key" for i in range(nparams)),
+            other_queues=" or ".join(
+                [f"u{i}.queue is not queue" for i in range(1, nparams)] or ["False"]
+            ),
+            packed=", ".join(f"*u{i}.packed" for i in range(nparams)),
+        )
+        namespace = {"_READERS": _READERS, "submit": submit}
+        exec(compile(source, f"<dpex_kernels launcher/{nparams}>", "exec"), namespace)
+        found = type(
+            f"Launcher{nparams}",
+            (Launcher,),
+            {
+                "__slots__": (),
+                "__call__": namespace["__call__"],
+            },
+        )
+        _launcher_classes[nparams] = found
+    return found
