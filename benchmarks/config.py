@@ -25,6 +25,7 @@ class Config:
     min_time: float  # and at least this many seconds of them
     memory_launches: int  # async launches between the two RSS readings (target: 100 000)
     memory_runs: int  # fresh processes per implementation for the RSS case
+    device_samples: int  # device-time samples per implementation (interleaved one by one)
     numba_dpex: str | None = None  # venv holding numba-dpex, opt-in
 
 
@@ -48,6 +49,7 @@ def make_config(quick: bool, numba_dpex: str | None = None) -> Config:
             min_time=0.1,
             memory_launches=20_000,
             memory_runs=1,
+            device_samples=11,
             numba_dpex=numba_dpex,
         )
     return Config(
@@ -67,5 +69,6 @@ def make_config(quick: bool, numba_dpex: str | None = None) -> Config:
         min_time=0.6,
         memory_launches=100_000,
         memory_runs=3,
+        device_samples=31,
         numba_dpex=numba_dpex,
     )

@@ -1,7 +1,9 @@
 """The benchmarked kernels, each written three ways: dpex_kernels Python, OpenCL C, host Numba.
 
 Scalars (triad's s, the stencil's weights) are kernel arguments of the arrays' dtype, so every
-version computes in that dtype (a float literal in a Python kernel would promote to float64).
+version computes in that dtype and all three take the same arguments. (A literal would do as
+well in the Python kernels: float literals there follow NumPy 2 (NEP 50), so `0.5 * x[i]` with
+float32 `x` stays float32; the OpenCL C and host versions simply take the same scalars.)
 """
 
 from __future__ import annotations

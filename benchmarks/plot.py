@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .compare import BANDWIDTH_GROUPS, CACHE_FACTOR, LAUNCH_TARGETS
+from .compare import BANDWIDTH_GROUPS, CACHE_FACTOR, DEVICE_GROUP, LAUNCH_TARGETS
 from .results import DPNP, NDPEX, OCL, Comparison
 
 
@@ -32,19 +32,30 @@ def _launch_panel(ax, comparisons: list[Comparison]) -> None:
 def _bandwidth_panel(ax, comparisons: list[Comparison], cache_bytes: int, reference: str) -> None:
     series: dict[str, list[tuple[int, float]]] = {}
     for c in comparisons:
-        if c.group in BANDWIDTH_GROUPS and c.ratio is not None and c.reference == reference:
+        if c.ratio is None or c.reference != reference:
+            continue
+        if c.group in BANDWIDTH_GROUPS:
             key = f"{c.group} {c.params.get('dtype')} ({c.subject})"
-            series.setdefault(key, []).append((c.params["bytes"], c.ratio))
+        elif c.group == DEVICE_GROUP:  # dashed: device (kernel) time, not wall clock
+            key = f"{c.params.get('kernel')} {c.params.get('dtype')} (device time)"
+        else:
+            continue
+        series.setdefault(key, []).append((c.params["bytes"], c.ratio))
     for key, points in series.items():
         points.sort()
-        ax.plot([p[0] for p in points], [p[1] for p in points], marker="o", label=key)
+        style = "--" if key.endswith("(device time)") else "-"
+        xs, ys = [p[0] for p in points], [p[1] for p in points]
+        ax.plot(xs, ys, marker="o", linestyle=style, label=key)
     ax.set_xscale("log", base=2)
     ax.set_yscale("log", base=2)
     ax.axhline(0.95, color="k", linestyle="--", linewidth=0.8)
     ax.axvline(CACHE_FACTOR * cache_bytes, color="gray", linestyle=":", linewidth=0.8)
     ax.set_xlabel("working set (bytes); right of the dotted line: past the caches")
     ax.set_ylabel(f"GB/s ratio to {reference} (higher is better)")
-    ax.set_title(f"bandwidth vs {reference} (dashed: target 0.95)")
+    title = f"bandwidth vs {reference} (black dashed: target 0.95"
+    if any(key.endswith("(device time)") for key in series):
+        title += "; dashed curves: kernel time on the device, the rest wall clock"
+    ax.set_title(title + ")")
     if series:
         ax.legend(fontsize=7, ncol=2)
     else:

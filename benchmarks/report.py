@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from .compare import BANDWIDTH_GROUPS, CACHE_FACTOR
+from .compare import BANDWIDTH_GROUPS, CACHE_FACTOR, DEVICE_GROUP
 from .results import (
     DPNP,
     EAGER,
@@ -16,6 +16,7 @@ from .results import (
     NUMBA,
     NUMPY,
     OCL,
+    OCL_DPCTL,
     OK,
     RAW,
     RAW_KA,
@@ -28,7 +29,7 @@ LAUNCH_COLUMNS = (RAW, RAW_KA, EAGER, LAZY, OCL)
 NDPEX_LAUNCH_COLUMNS = (NDPEX_RAW, NDPEX, RAW, EAGER)
 BANDWIDTH_COLUMNS = (EAGER, RAW, OCL, DPNP, NUMBA, NUMPY, NDPEX)
 CELL = 13
-SHORT = {RAW: "raw", RAW_KA: "raw+keep", NDPEX_RAW: "ndx raw"}
+SHORT = {RAW: "raw", RAW_KA: "raw+keep", NDPEX_RAW: "ndx raw", OCL_DPCTL: "OCL dpctl"}
 LEGEND = (
     "raw: SyclQueue.submit_async of the same SyclKernel, arguments packed beforehand\n"
     "raw+keep: raw plus dpctl's keep-alive host task (SyclQueue._submit_keep_args_alive)"
@@ -147,6 +148,44 @@ def bandwidth_table(group: str, rows: list[Row], comparisons: list[Comparison]) 
     return lines
 
 
+def device_time_table(rows: list[Row], comparisons: list[Comparison]) -> list[str]:
+    """Device-time GB/s (± IQR) and median µs of dk and OpenCL C, and dk/OpenCL C, per case."""
+    mine = [r for r in rows if r.group == DEVICE_GROUP]
+    if not mine:
+        return []
+    present = [c for c in (EAGER, RAW, OCL, OCL_DPCTL) if any(r.impl == c for r in mine)]
+    cases = list(dict.fromkeys(r.case for r in mine if r.impl in present))
+    by_key = {(r.case, r.impl): r for r in mine}
+    ratio = _select(comparisons, DEVICE_GROUP, None, OCL)
+    control = _select(comparisons, DEVICE_GROUP, None, OCL_DPCTL)
+    title = "kernel time on the device, GB/s"
+    width = max([len(c) + 2 for c in cases] + [len(title)]) + 2
+    header = title.ljust(width) + "".join(SHORT.get(c, c).rjust(CELL) for c in present)
+    header += "".join(f"{SHORT.get(c, c)} us".rjust(CELL) for c in present)
+    header += "dk/OpenCL C".rjust(CELL + 2) + ("dk/OCL dpctl".rjust(CELL + 2) if control else "")
+    lines = [header, "-" * len(header)]
+    for case in cases:
+        past = any(by_key[key].params.get("past_caches") for key in by_key if key[0] == case)
+        line = (case + (" *" if past else "")).ljust(width)
+        line += "".join(_cell(by_key.get((case, c))).rjust(CELL) for c in present)
+        for c in present:
+            r = by_key.get((case, c))
+            us = r.params.get("device_us") if r is not None and not r.skipped else None
+            line += ("-" if us is None else f"{us:.0f}" if us >= 100 else f"{us:.1f}").rjust(CELL)
+        line += _mark(ratio.get(case)).rjust(CELL + 2)
+        line += _mark(control.get(case)).rjust(CELL + 2) if control else ""
+        lines.append(line)
+    lines += [
+        "  device time: profiling event start to end of each launch (no launch or queue cost);"
+        " median of samples interleaved one by one",
+        f"  {SHORT[OCL_DPCTL]}: the same OpenCL C built by dpctl, run on dk's queue and dk's own"
+        " arrays (information: same memory, only the code differs)",
+    ]
+    if {c.subject for c in ratio.values()} == {RAW}:
+        lines.append(f"  ratios use '{RAW}' (the same SPIR-V kernel): the dispatcher is absent")
+    return lines + _notes(mine)
+
+
 def simple_table(
     group: str, title: str, rows: list[Row], comparisons: list[Comparison] = ()
 ) -> list[str]:
@@ -216,7 +255,8 @@ def summary(comparisons: list[Comparison]) -> list[str]:
             else:
                 unit = c.params.get("unit", "")
                 what = f"{c.subject} = {c.ratio:.2f} {unit} (target {c.target} {unit})"
-            lines.append(f"  MISSED  {c.case.strip()}: {what}{extra}")
+            where = c.case.strip() + (" (device time)" if c.group == DEVICE_GROUP else "")
+            lines.append(f"  MISSED  {where}: {what}{extra}")
     skipped = {c.note for c in targeted if c.status == SKIPPED}
     lines += [f"  SKIPPED {note.removeprefix('SKIPPED: ')}" for note in sorted(skipped)]
     return lines
@@ -254,9 +294,11 @@ def render(
     for group in BANDWIDTH_GROUPS:
         if any(r.group == group for r in rows):
             parts += ["", *bandwidth_table(group, rows, comparisons)]
+    if any(r.group == DEVICE_GROUP for r in rows):
+        parts += ["", *device_time_table(rows, comparisons)]
     parts += [
         f"  * working set >= {CACHE_FACTOR} x last-level cache ({cache_bytes / 2**20:.0f} MiB):"
-        " bandwidth targets apply",
+        " targets apply (dk/dpnp on wall clock; dk/OpenCL C on device time)",
         "",
         *summary(comparisons),
     ]

@@ -108,6 +108,7 @@ RAW_KA = "raw + keep-alive"
 EAGER = "dk eager"
 LAZY = "dk lazy"
 OCL = "OpenCL C"
+OCL_DPCTL = "OpenCL C (dpctl)"  # the OpenCL C source built by dpctl, on dk's queue and arrays
 DPNP = "dpnp"
 NUMBA = "numba host"
 NUMPY = "numpy host"

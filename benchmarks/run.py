@@ -13,6 +13,7 @@ from pathlib import Path
 from . import device  # first: imports dpex_kernels, which sets up the OpenCL ICD loader
 from .cases.bandwidth import Implementations, run_bandwidth
 from .cases.compile import run_first_compile, run_warm_compile
+from .cases.device_time import Profiled, run_device_time
 from .cases.launch import run_launch, run_reject
 from .cases.memory import run_memory
 from .compare import all_comparisons
@@ -26,7 +27,19 @@ from .results import Row, skipped_row
 
 # The groups that run fresh processes (compile, memory, numba-dpex) come first: they fork before
 # this process has runtime thread pools, and they measure in children while this one is idle.
-GROUPS = ("compile", "memory", "numba-dpex", "launch", "reject", "vecadd", "triad", "stencil")
+# device-time runs before the wall-clock bandwidth groups, whose host Numba thread pool it does
+# not need.
+GROUPS = (
+    "compile",
+    "memory",
+    "numba-dpex",
+    "launch",
+    "reject",
+    "device-time",
+    "vecadd",
+    "triad",
+    "stencil",
+)
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -69,6 +82,20 @@ def main(argv: list[str] | None = None) -> int:
     notes = {"opencl": reason}
     impls = Implementations(queue, ocl, notes)
     impls.prepare(tuple(g for g in ("vecadd", "triad", "stencil") if g in groups), cfg.dtypes)
+    cache_bytes = last_level_cache_bytes()
+    profiled: Profiled | Exception | None = None
+    if "device-time" in groups:
+        try:  # compiled now, like the bandwidth kernels; a failure is reported on its row
+            profiled = Profiled(ocl, notes)
+            profiled.prepare(cfg.dtypes)
+        except Exception as exc:
+            profiled = exc
+
+    def device_time() -> list[Row]:
+        if isinstance(profiled, Exception):
+            raise profiled
+        return run_device_time(cfg, profiled, cache_bytes)
+
     jobs: dict[str, Callable[[], list[Row]]] = {
         "launch": lambda: run_launch(cfg, queue, ocl, notes),
         "reject": lambda: run_reject(cfg, queue),
@@ -76,6 +103,7 @@ def main(argv: list[str] | None = None) -> int:
         "vecadd": lambda: run_bandwidth("vecadd", cfg, impls),
         "triad": lambda: run_bandwidth("triad", cfg, impls),
         "stencil": lambda: run_bandwidth("stencil", cfg, impls),
+        "device-time": device_time,
         "memory": lambda: run_memory(cfg),
         "numba-dpex": lambda: run_numba_dpex(cfg, machine),
     }
@@ -89,7 +117,6 @@ def main(argv: list[str] | None = None) -> int:
             rows.append(skipped_row(group, group, "suite", "-", f"failed: {exc}"))
     _progress("done", started)
 
-    cache_bytes = last_level_cache_bytes()
     comparisons = all_comparisons(rows, cache_bytes)
     machine["load_average_start"], machine["load_average_end"] = load_start, load_average()
     print(render(rows, comparisons, machine, cfg.mode, cache_bytes))
