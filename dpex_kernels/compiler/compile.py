@@ -18,7 +18,7 @@ from ..errors import KernelCompileError
 from . import codegen
 from .functions import compile_device_code
 from .kernel_api import dimensions_used, index_definitions
-from .lowering import build_kernel_entry, flattening, kernel_symbol
+from .lowering import build_kernel_entry, kernel_symbol
 from .target import sycl_target
 
 
@@ -29,12 +29,22 @@ class KernelArtifacts:
     count (1-3), on demand, because index calls need the count as a constant.
     """
 
-    def __init__(self, *, name, symbol, argtypes, linked_ir, type_annotation, error_flag,
-                 exceptions, opt_level, timings, variants=None):
+    def __init__(
+        self,
+        *,
+        name,
+        symbol,
+        argtypes,
+        linked_ir,
+        type_annotation,
+        error_flag,
+        exceptions,
+        opt_level,
+        timings,
+    ):
         self.name = name
         self.symbol = symbol
         self.argtypes = tuple(argtypes)
-        self.flattening = tuple(tuple(flattening(t)) for t in argtypes)
         self.linked_ir = linked_ir
         self.type_annotation = type_annotation
         self.error_flag = error_flag
@@ -43,7 +53,7 @@ class KernelArtifacts:
         self.opt_level = opt_level
         self.timings = timings
         self.default_ndim = dimensions_used(linked_ir)
-        self._variants: dict[int, tuple[str, bytes]] = dict(variants or {})
+        self._variants: dict[int, tuple[str, bytes]] = {}
         self._lock = threading.Lock()
 
     def variant(self, ndim: int) -> tuple[str, bytes]:
@@ -92,8 +102,11 @@ def _specialise(artifacts: KernelArtifacts, ndim: int) -> tuple[str, bytes]:
 
 
 _HINTS = (
-    (r"print", "print() in kernels takes scalars and string constants; to see an array, write "
-     "it to an output array and print that on the host"),
+    (
+        r"print",
+        "print() in kernels takes scalars and string constants; to see an array, write "
+        "it to an output array and print that on the host",
+    ),
     (
         r"np\.(empty|zeros|ones|array|full)|allocat|NRT|meminfo",
         "kernels cannot allocate arrays; pass an output array, or use dk.local.array / "

@@ -140,17 +140,6 @@ def dimensions_used(llvm_ir: str) -> int:
     return min(3, max(dims, default=0) + 1)
 
 
-__all__ = [
-    "get_global_id",
-    "get_global_size",
-    "get_group_id",
-    "get_local_id",
-    "get_local_size",
-    "get_num_groups",
-    "get_work_dim",
-]
-
-
 # --- print ----------------------------------------------------------------------------------
 
 _CONSTANT = 2  # the SPIR-V UniformConstant address space, where printf's strings must live

@@ -6,8 +6,9 @@ Each kernel parameter becomes a short run of scalar kernel arguments (its *flatt
   bool:      one i8;
   complex:   its real and imaginary parts;
   other scalars: themselves.
-The launch path (dispatcher/launch.py, aot/runtime.py) packs arguments in the same order;
-`flattening()` below is the one description both sides read.
+The numba-free launch path packs arguments in the same order without reading this module
+(types/arguments.py builds each array's run, dispatcher/launch.py each scalar's); the tests
+launch every kind of parameter, so a change on one side alone fails them.
 """
 
 from __future__ import annotations

@@ -70,9 +70,6 @@ class InFlight:
                 else:
                     break
 
-    def __len__(self) -> int:
-        return len(self._entries)
-
     def wait_all(self) -> None:
         with self._lock:
             entries, self._entries = self._entries, deque()
@@ -196,26 +193,13 @@ def mixed_queues_error(kernel_name: str, param_names, usm_args) -> ExecutionQueu
     )
 
 
-class _OrderManagers:
-    """The order keeper of dpctl's SequentialOrderManager[queue], for the last queue seen.
+def order_keeper_of(queue):
+    """The C++ order keeper behind dpctl's SequentialOrderManager[queue].
 
-    Its C++ keeper (`_state`) is called directly: the public wrapper's property and type
-    checks cost about a microsecond per launch. dpctl is pinned below 0.23 for this.
+    Called directly (`_state`): the public wrapper's property and type checks cost about a
+    microsecond per launch. dpctl is pinned below 0.23 for this. Launch plans cache it.
     """
-
-    def __init__(self) -> None:
-        self.last = (None, None, None)  # (queue, manager map, keeper), replaced whole
-
-    def __call__(self, queue):
-        last_queue, last_map, keeper = self.last
-        current_map = SequentialOrderManager._map.get()
-        if queue is not last_queue or current_map is not last_map:
-            keeper = SequentialOrderManager[queue]._state
-            self.last = (queue, current_map, keeper)
-        return keeper
-
-
-order_keeper_of = _OrderManagers()
+    return SequentialOrderManager[queue]._state
 
 
 def submit(queue, keeper, sycl_kernel, flat, global_size, local_size, depends_on, keep_alive):
