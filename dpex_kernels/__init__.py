@@ -50,7 +50,7 @@ __getattr__, __dir__ = lazy_attributes(
         **dict.fromkeys(_TYPES, ".types"),
         "DeviceFunction": ".compiler.functions",
         "func": ".compiler.functions",
-        "CompiledKernel": ".dispatcher.binding",
+        "CompiledKernel": ".dispatcher.compiled",
         "JitKernel": ".dispatcher.jit_kernel",
         "kernel": ".dispatcher.jit_kernel",
         "aot": None,
