@@ -6,9 +6,9 @@ Imported before anything touches dpctl, so the bootstrap can still steer the ICD
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
 import os
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 _ICD_VARIABLES = ("OCL_ICD_FILENAMES", "OCL_ICD_VENDORS")

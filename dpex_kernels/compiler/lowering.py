@@ -20,6 +20,7 @@ _I8 = ir.IntType(8)
 _I32 = ir.IntType(32)
 _I64 = ir.IntType(64)
 
+
 def param_of(argtype: types.Type):
     """The numba-free description types/params.py reads: an ArraySpec or a scalar name."""
     return argtype.spec if isinstance(argtype, USMArrayType) else str(argtype)

@@ -169,8 +169,7 @@ class SYCLCallConv(MinimalCallConv):
     (and debug=True reports it after the launch).
     """
 
-    def return_dynamic_user_exc(self, builder, exc, exc_args, nb_types, loc=None,
-                                func_name=None):
+    def return_dynamic_user_exc(self, builder, exc, exc_args, nb_types, loc=None, func_name=None):
         raise errors.UnsupportedError(
             "exceptions raised in kernels take constant arguments only "
             f"(raise {exc.__name__}('text')), not run-time values",

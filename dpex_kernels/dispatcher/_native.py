@@ -27,6 +27,7 @@ except ImportError as exc:  # pragma: no cover - an install without its compiled
 
 #: The dpnp releases whose usm_ndarray layout _launcher.c declares.
 DPNP_VERSIONS = ("0.20.",)
+_NUMERIC_TYPECODES = [c for c in np.typecodes["All"] if c not in "OSUVMm"]
 
 
 def _refuse(what: str) -> ImportError:
@@ -45,7 +46,8 @@ def _check_reads(array: dpnp.tensor.usm_ndarray) -> None:
         raise _refuse("usm_ndarray's data, ndim or shape are not where expected")
     if strides != array.strides:
         raise _refuse("usm_ndarray's strides are not where expected")
-    if typenum != array.dtype.num or (flags & 3) != (array.flags.c_contiguous | 2 * array.flags.f_contiguous):
+    contiguity = array.flags.c_contiguous | 2 * array.flags.f_contiguous
+    if typenum != array.dtype.num or (flags & 3) != contiguity:
         raise _refuse("usm_ndarray's typenum or flags are not where expected")
     if memory is not array.usm_data or queue is not array.usm_data.sycl_queue:
         raise _refuse("the USM memory object's queue is not where expected")
@@ -67,7 +69,7 @@ def _init() -> None:
             dpctl.memory.MemoryUSMHost,
         ),
         # Every NumPy type number of each size (int64 is both "long" and "longlong").
-        itemsizes={np.dtype(c).num: np.dtype(c).itemsize for c in np.typecodes["All"] if c not in "OSUVMm"},
+        itemsizes={np.dtype(c).num: np.dtype(c).itemsize for c in _NUMERIC_TYPECODES},
         completed_event=dpctl.SyclEvent,
         submit_error=dpctl.SyclKernelSubmitError,
     )

@@ -12,9 +12,9 @@ from numba.core.typing.templates import Signature
 from .. import cache
 from .._runtime import default_device
 from ..compiler.compile import compile_kernel
+from ..compiler.lowering import param_of
 from ..types.spec import scalar_name_of
 from ..types.usm_array_type import USMArrayType, from_spec, scalar_from_name
-from ..compiler.lowering import param_of
 from .compiled import CompiledKernel
 from .launch import KernelBase
 

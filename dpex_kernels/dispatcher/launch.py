@@ -10,6 +10,7 @@ bundles launch through it too.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import functools
 import threading
 
@@ -154,10 +155,8 @@ def binding_for(compiled, queue: dpctl.SyclQueue, launch: launcher.Launcher):
 
 def _wait_quietly() -> None:
     """At exit: wait for every launch in flight; Ctrl-C while waiting exits without a trace."""
-    try:
+    with contextlib.suppress(KeyboardInterrupt):
         launcher.drain()
-    except KeyboardInterrupt:
-        pass
 
 
 atexit.register(_wait_quietly)

@@ -19,8 +19,7 @@ dpctl version it was written for.
 from __future__ import annotations
 
 import dpctl
-from dpctl.utils import SequentialOrderManager
-from dpctl.utils import _order_manager
+from dpctl.utils import SequentialOrderManager, _order_manager
 
 from ._native import launcher
 
@@ -39,7 +38,9 @@ def _check_version() -> None:
         )
     for name in ("submitted_events", "add_event_pair", "wait", "host_task_events"):
         if not hasattr(_Manager, name):
-            raise ImportError(f"dpctl's _SequentialOrderManager has no {name}; see docs/launcher.md")
+            raise ImportError(
+                f"dpctl's _SequentialOrderManager has no {name}; see docs/launcher.md"
+            )
 
 
 def _publishing(read):
