@@ -69,7 +69,7 @@ class JitKernel(KernelBase):
     ):
         if not callable(py_func) or not hasattr(py_func, "__code__"):
             raise TypeError(f"@dk.kernel decorates a Python function; got {py_func!r}")
-        if isinstance(opt_level, bool) or opt_level not in (0, 1, 2, 3):
+        if type(opt_level) is not int or opt_level not in range(4):
             raise ValueError(f"opt_level must be 0, 1, 2 or 3; got {opt_level!r}")
         super().__init__(py_func.__name__, tuple(inspect.signature(py_func).parameters))
         self.py_func = py_func
