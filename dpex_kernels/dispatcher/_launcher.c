@@ -800,7 +800,9 @@ static PyTypeObject LauncherType = {
 
 typedef struct {
     PyObject_HEAD
-    PyObject *launchers; /* range -> Launcher */
+    PyObject *launchers;       /* range -> Launcher */
+    PyObject *njit_launcher;   /* the Launcher of the range compiled code launched last */
+    int64_t njit_range[7];     /* its (ndim, global[3], local[3]) */
 } KernelCore;
 
 static PyObject *KernelCore_getitem(KernelCore *k, PyObject *key)
@@ -823,12 +825,14 @@ static PyObject *KernelCore_getitem(KernelCore *k, PyObject *key)
 static int KernelCore_traverse(KernelCore *k, visitproc visit, void *arg)
 {
     Py_VISIT(k->launchers);
+    Py_VISIT(k->njit_launcher);
     return 0;
 }
 
 static int KernelCore_clear(KernelCore *k)
 {
     Py_CLEAR(k->launchers);
+    Py_CLEAR(k->njit_launcher);
     return 0;
 }
 
@@ -854,6 +858,161 @@ static PyTypeObject KernelCoreType = {
     .tp_dealloc = (destructor)KernelCore_dealloc,
     .tp_as_mapping = &KernelCore_mapping,
 };
+
+/* ---- entry points for Numba-compiled host code (dispatcher/njit.py) ------------------------
+   Exported C functions whose addresses njit.py registers with LLVM. Each takes the GIL itself,
+   so @njit(nogil=True) code may call them too. */
+
+/* Fills Numba's array struct {meminfo, parent, nitems, itemsize, data, shape[nd], strides[nd]}
+   from a dpnp.ndarray or usm_ndarray; the parent is the object itself (borrowed). */
+int dpex_unbox_usm_array(PyObject *obj, int64_t *out, int ndim)
+{
+    PyGILState_STATE gil = PyGILState_Ensure();
+    int status = -1;
+    Argument arg;
+    Descriptor desc;
+    int r = read_array(obj, &arg, &desc);
+    if (r == 0)
+        PyErr_Format(PyExc_TypeError,
+                     "a %s reached compiled code where a dpnp array or usm_ndarray was typed",
+                     Py_TYPE(obj)->tp_name);
+    if (r <= 0) goto done;
+    UsmArray *a = arg.array;
+    if (a->nd != ndim) {
+        PyErr_Format(PyExc_TypeError, "internal error: a %d-d array unboxed as %d-d", a->nd, ndim);
+        goto done;
+    }
+    int64_t nitems = 1;
+    for (int i = 0; i < ndim; i++) nitems *= a->shape[i];
+    out[0] = 0;                               /* meminfo: none, the object owns the memory */
+    out[1] = (int64_t)(uintptr_t)obj;         /* parent */
+    out[2] = nitems;
+    out[3] = itemsize_of_typenum[a->typenum & 31];
+    out[4] = (int64_t)(uintptr_t)a->data;
+    for (int i = 0; i < ndim; i++) {
+        out[5 + i] = a->shape[i];
+        out[5 + ndim + i] = stride_of(a, i);
+    }
+    status = 0;
+done:
+    PyGILState_Release(gil);
+    return status;
+}
+
+static PyObject *range_type, *nd_range_type; /* dk.Range and dk.NdRange */
+
+/* The ring position of a launch that is known to be complete. */
+#define COMPLETED INT64_MAX
+
+static PyObject *njit_launcher_for(KernelCore *k, const int64_t *key)
+{
+    if (k->njit_launcher != NULL && memcmp(k->njit_range, key, sizeof(k->njit_range)) == 0)
+        return k->njit_launcher;
+    int ndim = (int)key[0];
+    PyObject *global = PyTuple_New(ndim), *local = key[4] ? PyTuple_New(ndim) : NULL, *range;
+    if (global == NULL || (key[4] && local == NULL)) goto fail;
+    for (int i = 0; i < ndim; i++) {
+        PyTuple_SET_ITEM(global, i, PyLong_FromLongLong(key[1 + i]));
+        if (local) PyTuple_SET_ITEM(local, i, PyLong_FromLongLong(key[4 + i]));
+    }
+    range = local ? PyObject_CallFunctionObjArgs(nd_range_type, global, local, NULL)
+                  : PyObject_Call(range_type, global, NULL);
+    Py_CLEAR(global);
+    Py_CLEAR(local);
+    if (range == NULL) return NULL;
+    PyObject *launcher = KernelCore_getitem(k, range);
+    Py_DECREF(range);
+    if (launcher == NULL) return NULL;
+    Py_XSETREF(k->njit_launcher, launcher);
+    memcpy(k->njit_range, key, sizeof(k->njit_range));
+    return launcher;
+fail:
+    Py_XDECREF(global);
+    Py_XDECREF(local);
+    return NULL;
+}
+
+/* kernel[range](*args) from compiled code: `args` is a tuple the caller built (arrays are their
+   Python objects); `local` is NULL for a Range. Returns the launch's ring position (what an
+   event is in compiled code), or -1 with a Python exception set. */
+int64_t dpex_njit_launch(PyObject *kernel, PyObject *args, int ndim, const int64_t *global,
+                         const int64_t *local)
+{
+    PyGILState_STATE gil = PyGILState_Ensure();
+    int64_t handle = -1;
+    int64_t key[7] = {ndim, 1, 1, 1, 0, 0, 0};
+    for (int i = 0; i < ndim; i++) {
+        key[1 + i] = global[i];
+        if (local) key[4 + i] = local[i];
+    }
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(args); i++) {
+        if (PyTuple_GET_ITEM(args, i) == NULL) {
+            PyErr_SetString(PyExc_TypeError,
+                            "a kernel launched from compiled code takes arrays passed in from "
+                            "Python; this one was made inside the compiled function");
+            goto done;
+        }
+    }
+    Launcher *l = (Launcher *)njit_launcher_for((KernelCore *)kernel, key);
+    if (l == NULL) goto done;
+    if (PyTuple_GET_SIZE(args) != l->nparams) {
+        PyErr_Format(PyExc_TypeError, "%U() takes %zd positional argument(s) but %zd were given",
+                     l->name, l->nparams, PyTuple_GET_SIZE(args));
+        goto done;
+    }
+    PyObject *event = launch(l, args, NULL);
+    if (event == NULL) goto done;
+    /* Not in the ring (a zero-sized range, or already completed and released): complete. */
+    handle = ring_tail > ring_head && ring[(ring_tail - 1) & (RING_SIZE - 1)].event == event
+                 ? (int64_t)(ring_tail - 1)
+                 : COMPLETED;
+    Py_DECREF(event);
+done:
+    PyGILState_Release(gil);
+    return handle;
+}
+
+/* The event of a ring position, or NULL when it has completed and left the ring (positions
+   leave from the front, and only once complete). */
+static PyObject *ring_event(int64_t handle)
+{
+    if (handle < 0 || (size_t)handle < ring_head || (size_t)handle >= ring_tail) return NULL;
+    return ring[(size_t)handle & (RING_SIZE - 1)].event;
+}
+
+void dpex_event_wait(int64_t handle)
+{
+    PyGILState_STATE gil = PyGILState_Ensure();
+    PyObject *event = ring_event(handle);
+    if (event != NULL) {
+        Py_INCREF(event);
+        EventRef ref = SyclEvent_GetEventRef(event);
+        Py_BEGIN_ALLOW_THREADS
+        EventWait(ref);
+        Py_END_ALLOW_THREADS
+        Py_DECREF(event);
+    }
+    PyGILState_Release(gil);
+}
+
+/* A new reference to the dpctl.SyclEvent of a ring position (a completed one if it left). */
+PyObject *dpex_event_object(int64_t handle)
+{
+    PyGILState_STATE gil = PyGILState_Ensure();
+    PyObject *event = ring_event(handle);
+    PyObject *result = event ? Py_NewRef(event) : PyObject_CallNoArgs(completed_event);
+    PyGILState_Release(gil);
+    return result;
+}
+
+static PyObject *c_functions(PyObject *m, PyObject *unused)
+{
+    return Py_BuildValue("{sKsKsKsK}",
+                         "dpex_unbox_usm_array", (unsigned long long)(uintptr_t)dpex_unbox_usm_array,
+                         "dpex_njit_launch", (unsigned long long)(uintptr_t)dpex_njit_launch,
+                         "dpex_event_wait", (unsigned long long)(uintptr_t)dpex_event_wait,
+                         "dpex_event_object", (unsigned long long)(uintptr_t)dpex_event_object);
+}
 
 /* ---- set-up ------------------------------------------------------------------------------- */
 
@@ -881,13 +1040,15 @@ static PyObject *init(PyObject *m, PyObject *args, PyObject *kw)
 {
     static char *names[] = {"library", "event_capi", "usm_ndarray", "dpnp_ndarray",
                             "sycl_event", "memory_types", "itemsizes", "completed_event",
-                            "submit_error", NULL};
+                            "submit_error", "range_type", "nd_range_type", NULL};
     const char *library_path;
     PyObject *event_capi, *usm, *dpnp_nd, *event, *memtypes, *itemsizes, *completed, *error;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "sO!O!O!O!OO!OO", names, &library_path,
+    PyObject *range, *nd_range;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "sO!O!O!O!OO!OOOO", names, &library_path,
                                      &PyDict_Type, &event_capi, &PyType_Type, &usm,
                                      &PyType_Type, &dpnp_nd, &PyType_Type, &event, &memtypes,
-                                     &PyDict_Type, &itemsizes, &completed, &error))
+                                     &PyDict_Type, &itemsizes, &completed, &error, &range,
+                                     &nd_range))
         return NULL;
     void *library = dlopen(library_path, RTLD_NOW | RTLD_NOLOAD);
     if (library == NULL) library = dlopen(library_path, RTLD_NOW);
@@ -926,6 +1087,8 @@ static PyObject *init(PyObject *m, PyObject *args, PyObject *kw)
     sycl_event_type = (PyTypeObject *)Py_NewRef(event);
     completed_event = Py_NewRef(completed);
     submit_error = Py_NewRef(error);
+    range_type = Py_NewRef(range);
+    nd_range_type = Py_NewRef(nd_range);
     ready = 1;
     Py_RETURN_NONE;
 }
@@ -966,6 +1129,8 @@ static PyMethodDef module_methods[] = {
      "What the declared layouts read from a usm_ndarray, for the import-time check."},
     {"drain", drain, METH_NOARGS, "Wait for every launch still in flight."},
     {"in_flight", in_flight, METH_NOARGS, "How many launches the keep-alive ring holds."},
+    {"c_functions", c_functions, METH_NOARGS,
+     "Addresses of the entry points for Numba-compiled code (dispatcher/njit.py)."},
     {NULL}};
 
 static struct PyModuleDef module = {

@@ -17,6 +17,8 @@ import dpnp
 import dpnp.tensor
 import numpy as np
 
+from ..types.ranges import NdRange, Range
+
 try:
     from . import _launcher as launcher
 except ImportError as exc:  # pragma: no cover - an install without its compiled module
@@ -72,6 +74,8 @@ def _init() -> None:
         itemsizes={np.dtype(c).num: np.dtype(c).itemsize for c in _NUMERIC_TYPECODES},
         completed_event=dpctl.SyclEvent,
         submit_error=dpctl.SyclKernelSubmitError,
+        range_type=Range,
+        nd_range_type=NdRange,
     )
     if not dpctl.get_num_devices():
         return  # nothing can launch; the probes need a device

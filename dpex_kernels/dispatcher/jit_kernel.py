@@ -15,6 +15,7 @@ from ..compiler.compile import compile_kernel
 from ..compiler.lowering import param_of
 from ..types.spec import scalar_name_of
 from ..types.usm_array_type import USMArrayType, from_spec, scalar_from_name
+from . import njit  # noqa: F401  (kernels launch from @numba.njit code too)
 from .compiled import CompiledKernel
 from .launch import KernelBase
 
