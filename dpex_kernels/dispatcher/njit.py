@@ -1,8 +1,8 @@
 """Launching kernels from @numba.njit host code (API.md §2, docs/compiled-launch.md).
 
 Inside a CPU @njit function:
-- dpnp arrays and usm_ndarrays are `usm_array`s (types/inference.py), unboxed from their C structs (the array
-  object stays the Numba array's parent, so launches can keep it alive);
+- dpnp arrays and usm_ndarrays are `usm_array`s (types/inference.py), unboxed from their C
+  structs (the array object stays the Numba array's parent, so launches can keep it alive);
 - `kernel[range]` of a dk kernel is a launcher value (the range's sizes), for ranges given as an
   int, a tuple, `dk.Range(...)` or `dk.NdRange(global, local)`, constant or computed;
 - calling it is type-checked against the kernel's signatures when the host function compiles
@@ -205,9 +205,12 @@ def _sizes_of(range_type) -> int | None:
     """The dimension count of an int or a tuple of 1-3 ints, else None."""
     if isinstance(range_type, types.Integer):
         return 1
-    if isinstance(range_type, types.BaseTuple) and 1 <= len(range_type) <= 3:
-        if all(isinstance(t, types.Integer) for t in range_type):
-            return len(range_type)
+    if (
+        isinstance(range_type, types.BaseTuple)
+        and 1 <= len(range_type) <= 3
+        and all(isinstance(t, types.Integer) for t in range_type)
+    ):
+        return len(range_type)
     return None
 
 
@@ -262,7 +265,7 @@ def _lower_nd_range(context, builder, sig, args):
     return nd_range._getvalue()
 
 
-# --- kernel[range] ---------------------------------------------------------------------------------
+# --- kernel[range] ------------------------------------------------------------------------------
 
 
 @infer_global(operator.getitem)
