@@ -28,7 +28,6 @@ from numba.core.extending import (
     lower_builtin,
     overload_method,
     register_model,
-    type_callable,
     typeof_impl,
     unbox,
 )
@@ -214,25 +213,23 @@ def _sizes_of(range_type) -> int | None:
     return None
 
 
-@type_callable(Range)
-def _type_range(context):
-    def typer(*dims):
-        if 1 <= len(dims) <= 3 and all(isinstance(t, types.Integer) for t in dims):
-            return types.UniTuple(types.int64, len(dims))
+@infer_global(Range)
+class _TypeRange(AbstractTemplate):
+    def generic(self, args, kws):
+        if not kws and 1 <= len(args) <= 3 and all(isinstance(t, types.Integer) for t in args):
+            return signature(types.UniTuple(types.int64, len(args)), *args)
         return None
 
-    return typer
 
-
-@type_callable(NdRange)
-def _type_nd_range(context):
-    def typer(global_range, local_range):
-        ndim = _sizes_of(global_range)
-        if ndim is not None and ndim == _sizes_of(local_range):
-            return NdRangeType(ndim)
+@infer_global(NdRange)
+class _TypeNdRange(AbstractTemplate):
+    def generic(self, args, kws):
+        if kws or len(args) != 2:
+            return None
+        ndim = _sizes_of(args[0])
+        if ndim is not None and ndim == _sizes_of(args[1]):
+            return signature(NdRangeType(ndim), *args)
         return None
-
-    return typer
 
 
 def _int64_sizes(context, builder, typ, value) -> list:
