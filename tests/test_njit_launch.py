@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+import textwrap
+
 import dpctl
 import dpnp
 import numba
@@ -192,3 +196,33 @@ def test_invalid_range_computed_at_run_time_raises_from_compiled_code():
     out = dpnp.zeros((4, 8), dtype="f4", device=CPU)
     with pytest.raises(dk.InvalidRangeError, match="does not divide"):
         run(out, 4)
+
+
+def test_kernels_calling_device_functions_compile_after_cpu_njit_code():
+    # Numba's CPU target, once used, registers a dispatcher-constant lowering that embeds an
+    # address; device code must not pick it up. A fresh process controls the order.
+    script = textwrap.dedent(
+        """
+        import numba, numpy as np, dpnp
+        import dpex_kernels as dk
+
+        print(numba.njit(lambda x: x + 1)(2))
+
+        @dk.func
+        def cube(x):
+            return x * x * x
+
+        @dk.kernel(dk.void(dk.usm_array(dk.float64, 1), dk.usm_array(dk.float64, 1)))
+        def apply(a, out):
+            i = dk.get_global_id(0)
+            out[i] = cube(a[i]) + 1
+
+        a = dpnp.asarray(np.linspace(-2, 2, 9))
+        out = dpnp.zeros(9)
+        apply[9](a, out)
+        np.testing.assert_allclose(dpnp.asnumpy(out), np.linspace(-2, 2, 9) ** 3 + 1)
+        print("ok")
+        """
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert done.returncode == 0 and "ok" in done.stdout, done.stderr[-2000:]

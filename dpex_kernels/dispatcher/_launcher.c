@@ -1005,13 +1005,31 @@ PyObject *dpex_event_object(int64_t handle)
     return result;
 }
 
+#define ADDRESS(f) (unsigned long long)(uintptr_t)(f)
+
 static PyObject *c_functions(PyObject *m, PyObject *unused)
 {
-    return Py_BuildValue("{sKsKsKsK}",
-                         "dpex_unbox_usm_array", (unsigned long long)(uintptr_t)dpex_unbox_usm_array,
-                         "dpex_njit_launch", (unsigned long long)(uintptr_t)dpex_njit_launch,
-                         "dpex_event_wait", (unsigned long long)(uintptr_t)dpex_event_wait,
-                         "dpex_event_object", (unsigned long long)(uintptr_t)dpex_event_object);
+    /* Ours, and dpctl's C functions as resolved at init (for dk.raw_launch in @cfunc code). */
+    return Py_BuildValue("{sKsKsKsKsKsKsK}",
+                         "dpex_unbox_usm_array", ADDRESS(dpex_unbox_usm_array),
+                         "dpex_njit_launch", ADDRESS(dpex_njit_launch),
+                         "dpex_event_wait", ADDRESS(dpex_event_wait),
+                         "dpex_event_object", ADDRESS(dpex_event_object),
+                         "DPCTLQueue_SubmitRange", ADDRESS(SubmitRange),
+                         "DPCTLEvent_Wait", ADDRESS(EventWait),
+                         "DPCTLEvent_Delete", ADDRESS(EventDelete));
+}
+
+static PyObject *arg_types(PyObject *m, PyObject *unused)
+{
+    /* The DPCTLKernelArgType of each slot kind of types/params.py. */
+    PyObject *d = PyDict_New();
+    for (int k = 0; d != NULL && k <= K_POINTER; k++) {
+        PyObject *v = PyLong_FromLong(kind_argtype[k]);
+        if (v == NULL || PyDict_SetItemString(d, kind_names[k], v) < 0) Py_CLEAR(d);
+        Py_XDECREF(v);
+    }
+    return d;
 }
 
 /* ---- set-up ------------------------------------------------------------------------------- */
@@ -1129,6 +1147,7 @@ static PyMethodDef module_methods[] = {
      "What the declared layouts read from a usm_ndarray, for the import-time check."},
     {"drain", drain, METH_NOARGS, "Wait for every launch still in flight."},
     {"in_flight", in_flight, METH_NOARGS, "How many launches the keep-alive ring holds."},
+    {"arg_types", arg_types, METH_NOARGS, "The DPCTLKernelArgType of each slot kind."},
     {"c_functions", c_functions, METH_NOARGS,
      "Addresses of the entry points for Numba-compiled code (dispatcher/njit.py)."},
     {NULL}};

@@ -33,7 +33,7 @@ from numba.core.extending import (
 )
 from numba.core.typing.templates import AbstractTemplate, infer_global, signature
 
-from ..types import inference  # noqa: F401  (Numba's typeof of dpnp arrays: usm_array)
+from ..types import inference, params  # noqa: F401  (Numba's typeof of dpnp arrays: usm_array)
 from ..types.ranges import NdRange, Range
 from ..types.spec import ArraySpec
 from ..types.usm_array_type import USMArrayType
@@ -436,3 +436,148 @@ def _event_wait(event):
 
 
 __all__ = ["KernelType", "LauncherType", "NdRangeType", "SyclEventType", "check_launch"]
+
+
+# --- raw launches: @cfunc callbacks on raw USM pointers and a queue they are given ---------------
+
+_ARG_TYPES = launcher.arg_types()
+
+
+def _raw_definition(kernel: KernelBase, argtypes: tuple):
+    """The first definition raw memory of these types fits (usm_type and device unknowable)."""
+    for compiled in kernel.definitions.values():
+        for param, argtype in zip(compiled.params, argtypes):
+            if isinstance(param, ArraySpec):
+                if not (
+                    isinstance(argtype, types.Array)
+                    and str(argtype.dtype) == param.dtype
+                    and argtype.ndim == param.ndim
+                    and param.layout in ("A", argtype.layout)
+                ):
+                    break
+            elif _difference(param, argtype) is not None:
+                break
+        else:
+            if len(argtypes) == len(compiled.params):
+                return compiled
+    return None
+
+
+def _slot_value(context, builder, slot, argtype, value):
+    """(pointer for the argument array, LLVM value kept alive) of one slot."""
+    if slot.field == params.DATA:
+        data = context.make_array(argtype)(context, builder, value).data
+        return builder.bitcast(data, _PTR)
+    if slot.field == params.OFFSET:
+        number = ir.Constant(_I64, 0)
+    elif slot.field in (params.SHAPE, params.STRIDE):
+        array = context.make_array(argtype)(context, builder, value)
+        sizes = array.shape if slot.field == params.SHAPE else array.strides
+        number = builder.extract_value(sizes, slot.axis)
+    elif slot.field in (params.REAL, params.IMAG):
+        part = context.make_complex(builder, argtype, value)
+        number = part.real if slot.field == params.REAL else part.imag
+        number = context.cast(builder, number, argtype.underlying_float, getattr(types, slot.kind))
+    elif slot.kind == "bool":
+        number = builder.zext(context.cast(builder, value, argtype, types.boolean), ir.IntType(8))
+    else:
+        number = context.cast(builder, value, argtype, getattr(types, slot.kind))
+    return builder.bitcast(cgutils.alloca_once_value(builder, number), _PTR)
+
+
+@intrinsic
+def raw_launch(typingctx, launch, queue_ref, arguments):
+    """Submit kernel[range] on `queue_ref` (a DPCTLSyclQueueRef) with raw arrays and scalars.
+
+    Usable in @numba.cfunc and @njit code; arrays are Numba arrays over USM memory
+    (`numba.carray(pointer, shape, dtype)`). Returns the DPCTLSyclEventRef (0 if the runtime
+    refused the launch), owned by the caller: pass it to `raw_wait`.
+    """
+    if not isinstance(launch, LauncherType) or not isinstance(arguments, types.BaseTuple):
+        return None
+    if not isinstance(queue_ref, (types.Integer, types.RawPointer)):
+        return None
+    kernel = launch.kernel_type.kernel
+    argtypes = tuple(types.unliteral(t) for t in arguments)
+    compiled = _raw_definition(kernel, argtypes)
+    if compiled is None:
+        raise errors.TypingError(
+            f"kernel '{kernel.__name__}' has no signature that raw arrays and scalars of types "
+            f"({', '.join(map(str, argtypes))}) fit (dtype, ndim and layout are compared)"
+        )
+
+    def codegen(context, builder, sig, args):
+        launch_value = cgutils.create_struct_proxy(launch)(context, builder, args[0])
+        queue = args[1]
+        queue = builder.inttoptr(queue, _PTR) if isinstance(queue.type, ir.IntType) else queue
+        values = cgutils.unpack_tuple(builder, args[2], len(argtypes))
+        pointers = [
+            _slot_value(context, builder, slot, argtypes[slot.param], values[slot.param])
+            for slot in compiled.slots
+        ]
+        count = len(pointers)
+        arg_array = cgutils.alloca_once(builder, _PTR, size=max(count, 1))
+        type_array = cgutils.alloca_once(builder, _I32, size=max(count, 1))
+        for i, (pointer, slot) in enumerate(zip(pointers, compiled.slots)):
+            builder.store(pointer, builder.gep(arg_array, [ir.Constant(_I32, i)]))
+            kind = _ARG_TYPES[slot.kind]
+            builder.store(ir.Constant(_I32, kind), builder.gep(type_array, [ir.Constant(_I32, i)]))
+        sizes = cgutils.alloca_once_value(builder, launch_value.global_size)
+        sycl_kernel = compiled.kernel_for(compiled.default_queue, launch.ndim)
+        kernel_ref = context.add_dynamic_addr(
+            builder, sycl_kernel.addressof_ref(), info=f"SyclKernel of {kernel.__name__}"
+        )
+        fnty = ir.FunctionType(
+            _PTR,
+            [
+                _PTR,
+                _PTR,
+                _PTR.as_pointer(),
+                _I32.as_pointer(),
+                _I64,
+                _I64.as_pointer(),
+                _I64,
+                _PTR,
+                _I64,
+            ],
+        )
+        submit = cgutils.get_or_insert_function(builder.module, fnty, "DPCTLQueue_SubmitRange")
+        event = builder.call(
+            submit,
+            [
+                kernel_ref,
+                queue,
+                arg_array,
+                type_array,
+                ir.Constant(_I64, count),
+                builder.bitcast(sizes, _I64.as_pointer()),
+                ir.Constant(_I64, launch.ndim),
+                ir.Constant(_PTR, None),
+                ir.Constant(_I64, 0),
+            ],
+        )
+        return builder.ptrtoint(event, _I64)
+
+    if launch.nd_range:
+        raise errors.TypingError(
+            f"kernel '{kernel.__name__}': raw_launch takes a Range; NdRange launches go through "
+            f"kernel[nd_range](...) in @njit code"
+        )
+    return signature(types.int64, launch, queue_ref, arguments), codegen
+
+
+@intrinsic
+def raw_wait(typingctx, event_ref):
+    """Wait for an event raw_launch returned, and release it."""
+    if not isinstance(event_ref, types.Integer):
+        return None
+
+    def codegen(context, builder, sig, args):
+        ref = builder.inttoptr(args[0], _PTR)
+        with builder.if_then(cgutils.is_not_null(builder, ref)):
+            for name in ("DPCTLEvent_Wait", "DPCTLEvent_Delete"):
+                fnty = ir.FunctionType(ir.VoidType(), [_PTR])
+                builder.call(cgutils.get_or_insert_function(builder.module, fnty, name), [ref])
+        return context.get_dummy_value()
+
+    return signature(types.none, event_ref), codegen
