@@ -226,3 +226,23 @@ def test_kernels_calling_device_functions_compile_after_cpu_njit_code():
     )
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
     assert done.returncode == 0 and "ok" in done.stdout, done.stderr[-2000:]
+
+
+def test_nogil_host_functions_launch():
+    @numba.njit(nogil=True)
+    def run(x, out):
+        axpb[x.shape[0]](x, out, 2.0, 1).wait()
+
+    x = dpnp.asarray(np.arange(32, dtype="f4"), device=CPU)
+    out = dpnp.zeros(32, dtype="f4", device=CPU)
+    run(x, out)
+    np.testing.assert_array_equal(dpnp.asnumpy(out), 2 * np.arange(32, dtype="f4") + 1)
+
+
+def test_host_functions_that_launch_say_they_cannot_be_cached():
+    @numba.njit(cache=True)
+    def run(a, b, c):
+        vecadd[a.shape[0]](a, b, c).wait()
+
+    with pytest.warns(numba.NumbaWarning, match="dynamic globals"):
+        run(*_arrays())
