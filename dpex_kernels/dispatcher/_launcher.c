@@ -229,7 +229,7 @@ static PyObject *in_flight(PyObject *m, PyObject *unused)
 /* ---- Binding: what a launch needs for one tuple of argument types, decided in Python ------ */
 
 enum { /* slot fields: the order of types/params.py FIELDS */
-    F_DATA, F_OFFSET, F_SHAPE, F_STRIDE, F_VALUE, F_REAL, F_IMAG
+    F_DATA, F_SHAPE, F_STRIDE, F_VALUE, F_REAL, F_IMAG
 };
 enum { /* how a scalar slot is converted */
     K_BOOL, K_INT8, K_UINT8, K_INT16, K_UINT16, K_INT32, K_UINT32, K_INT64, K_UINT64,
@@ -699,7 +699,6 @@ static PyObject *launch(Launcher *l, PyObject *args, PyObject *depends_on)
         Value *v = &values[k];
         switch (s.field) {
         case F_DATA: v->p = a->data; break;
-        case F_OFFSET: v->i = 0; break; /* data already points at element 0 */
         case F_SHAPE: v->i = a->shape[s.axis]; break;
         case F_STRIDE: v->i = stride_of(a, s.axis); break;
         default:

@@ -468,9 +468,7 @@ def _slot_value(context, builder, slot, argtype, value):
     if slot.field == params.DATA:
         data = context.make_array(argtype)(context, builder, value).data
         return builder.bitcast(data, _PTR)
-    if slot.field == params.OFFSET:
-        number = ir.Constant(_I64, 0)
-    elif slot.field in (params.SHAPE, params.STRIDE):
+    if slot.field in (params.SHAPE, params.STRIDE):
         array = context.make_array(argtype)(context, builder, value)
         sizes = array.shape if slot.field == params.SHAPE else array.strides
         number = builder.extract_value(sizes, slot.axis)
