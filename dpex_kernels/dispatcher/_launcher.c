@@ -258,9 +258,10 @@ typedef struct {
     PyObject *queue;        /* dpctl.SyclQueue the launch runs on */
     QueueRef queue_ref;
     QueueOrder *order;
-    PyObject *flag;         /* debug mode: USM shared int32 the kernel writes on error */
-    int32_t *flag_ptr;
-    PyObject *on_error;     /* debug mode: called with the code; raises */
+    PyObject *flag;         /* debug mode: the USM shared error record the kernel fills */
+    int32_t *flag_ptr;      /* its int32 status code comes first; 0: no error */
+    Py_ssize_t flag_size;   /* its bytes, cleared before each launch */
+    PyObject *on_error;     /* debug mode: called when the status is set; raises */
 } Binding;
 
 static int kind_of_name(PyObject *name)
@@ -276,13 +277,18 @@ static int kind_of_name(PyObject *name)
 static int Binding_init(Binding *b, PyObject *args, PyObject *kw)
 {
     static char *names[] = {"slots", "sycl_kernel", "kernel_ref", "queue", "queue_ref",
-                            "order", "flag", "flag_ptr", "on_error", NULL};
+                            "order", "flag", "flag_ptr", "flag_size", "on_error", NULL};
     PyObject *slots, *sycl_kernel, *queue, *order, *flag = Py_None, *on_error = Py_None;
     unsigned long long kernel_ref, queue_ref, flag_ptr = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOKOKO!|OKO", names, &slots, &sycl_kernel,
+    Py_ssize_t flag_size = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOKOKO!|OKnO", names, &slots, &sycl_kernel,
                                      &kernel_ref, &queue, &queue_ref, &QueueOrderType, &order,
-                                     &flag, &flag_ptr, &on_error))
+                                     &flag, &flag_ptr, &flag_size, &on_error))
         return -1;
+    if (flag_ptr != 0 && flag_size < (Py_ssize_t)sizeof(int32_t)) {
+        PyErr_SetString(PyExc_ValueError, "internal error: an error record holds an int32 status");
+        return -1;
+    }
     PyObject *seq = PySequence_Fast(slots, "slots must be a sequence");
     if (seq == NULL) return -1;
     Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
@@ -304,6 +310,7 @@ static int Binding_init(Binding *b, PyObject *args, PyObject *kw)
     b->kernel_ref = (KernelRef)(uintptr_t)kernel_ref;
     b->queue_ref = (QueueRef)(uintptr_t)queue_ref;
     b->flag_ptr = (int32_t *)(uintptr_t)flag_ptr;
+    b->flag_size = flag_size;
     Py_XSETREF(b->sycl_kernel, Py_NewRef(sycl_kernel));
     Py_XSETREF(b->queue, Py_NewRef(queue));
     Py_XSETREF(b->order, (QueueOrder *)Py_NewRef(order));
@@ -708,7 +715,7 @@ static PyObject *launch(Launcher *l, PyObject *args, PyObject *depends_on)
         types[k] = kind_argtype[s.kind];
     }
     if (b->flag_ptr != NULL) {
-        *b->flag_ptr = 0;
+        memset(b->flag_ptr, 0, (size_t)b->flag_size);
         argp[nslots] = b->flag_ptr;
         types[nslots] = ARG_VOID_PTR;
         nslots++;
@@ -748,9 +755,8 @@ static PyObject *launch(Launcher *l, PyObject *args, PyObject *depends_on)
         /* Debug mode: wait, and raise what a work-item raised. The GIL stays held so that no
            other thread reuses this Binding's flag meanwhile. */
         EventWait(SyclEvent_GetEventRef(result));
-        int32_t code = *b->flag_ptr;
-        if (code != 0) {
-            PyObject *r = PyObject_CallFunction(b->on_error, "i", (int)code);
+        if (*b->flag_ptr != 0) {
+            PyObject *r = PyObject_CallNoArgs(b->on_error);
             Py_XDECREF(r);
             Py_CLEAR(result);
         }
