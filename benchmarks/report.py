@@ -165,19 +165,29 @@ def backlog_table(rows: list[Row], comparisons: list[Comparison]) -> list[str]:
     for c in comparisons:
         if c.group == "launch" and c.reference == RAW and c.ratio is not None:
             ratio[(c.params["label"], c.params["mode"], c.subject, c.params["backlog"])] = c.ratio
-    kinds = list(dict.fromkeys((r.params["label"], r.params["mode"]) for r in launch))
+    kinds = [
+        (label, mode)
+        for label, mode in dict.fromkeys((r.params["label"], r.params["mode"]) for r in launch)
+        if len({r.params["backlog"] for r in launch if r.params["label"] == label}) > 1
+        and mode == "async"
+    ]
     lo, hi = backlogs[0], backlogs[-1]
     title = "ratio to raw by backlog"
-    width = 34
+    names = [
+        f"{label} {mode}  {RATIO_NAMES.get(i, 'raw (own cost)')}"
+        for label, mode in kinds
+        for i in LAUNCH_COLUMNS
+    ]
+    width = max(len(n) for n in names + [title]) + 2
     header = title.ljust(width) + "".join(f"B={b}".rjust(9) for b in backlogs)
-    header += f"us B={hi} / B={lo}".rjust(22)
+    header += f"us at B={hi} / B={lo}".rjust(22)
     lines = [header, "-" * len(header)]
     for label, mode in kinds:
         for impl in LAUNCH_COLUMNS:
             if not any(key[:3] == (label, mode, impl) for key in value):
                 continue
-            name = "raw (own cost)" if impl == RAW else RATIO_NAMES[impl]
-            line = f"{label} {mode}  {name}".ljust(width)
+            name = f"{label} {mode}  {RATIO_NAMES.get(impl, 'raw (own cost)')}"
+            line = name.ljust(width)
             for b in backlogs:
                 r = ratio.get((label, mode, impl, b))
                 line += ("-" if r is None else f"{r:.3f}").rjust(9)
@@ -206,7 +216,8 @@ def ndpex_launch_table(rows: list[Row], comparisons: list[Comparison]) -> list[s
         ("ndpex/eager", _select(comparisons, "launch", NDPEX, EAGER)),
     ]
     title = "numba-dpex launch, us/launch"
-    return _matrix(title, mine, NDPEX_LAUNCH_COLUMNS, ratios, {})
+    note = "  raw, dk eager: this suite's 64 work-item case of 3 arrays at backlog 0, same mode"
+    return _matrix(title, mine, NDPEX_LAUNCH_COLUMNS, ratios, {}) + [note]
 
 
 def bandwidth_table(group: str, rows: list[Row], comparisons: list[Comparison]) -> list[str]:
