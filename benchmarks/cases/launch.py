@@ -197,7 +197,7 @@ def _impls(label: str, gates: dict, ocl: OpenCL | None, notes: dict) -> dict:
 
     raw = lambda: queue.submit_async(sycl_kernel, flat, gsize)  # noqa: E731
     out: dict = {RAW: Impl(raw, lambda gate: raw_chained, raw_fill, sycl_gate)}
-    rng = dk.Range(ARRAY_LEN)
+    rng = dk.Range(ARRAY_LEN) if device.dispatcher_available() else None
     for impl in (EAGER, LAZY):
         kernel = kernels[impl]
         if isinstance(kernel, str):
