@@ -314,7 +314,8 @@ class GatedTimer:
         for _ in range(GATE_TRIES):
             s = _sample(self.impl, self.backlog, self.burst, self.sync, self.gate_s, census)
             if s.gate_held:
-                self.gate_s = max(self.gate_s, GATE_MARGIN * s.busy_s)
+                if self.backlog:
+                    self.gate_s = max(self.gate_s, GATE_MARGIN * s.busy_s)
                 break
             self.gate_s = max(2 * self.gate_s, 2 * s.busy_s)
         else:
@@ -336,7 +337,7 @@ def _rows(case: str, timers: dict, params: dict, skipped: dict, order: list) -> 
         extra = {
             "pending_start": t.pending[0],
             "pending_end": t.pending[1],
-            "gate_s": t.gate_s,
+            "gate_s": t.gate_s if t.backlog else None,
             "burst": t.burst,
         }
         row = time_row("launch", case, impl, stats, "us", **params, **extra)
