@@ -34,7 +34,7 @@ SHORT = {RAW: "raw", SOM: "SOM/launch", NDPEX_RAW: "ndx raw", OCL_DPCTL: "OCL dp
 LEGEND = "raw: SyclQueue.submit_async of the same SyclKernel, arguments packed beforehand"
 LAUNCH_LEGEND = (
     "  backlog B: launches pending behind a gate (one work-item busy on one core) while a burst"
-    " is timed; pending = median count before-after the burst\n"
+    " is timed; raw behind a backlog chains on its previous event; B = 0: no gate\n"
     f"  {SOM}: the old ordering, every launch depends on all of SequentialOrderManager's"
     " events and registers its own (information)\n"
     f"  {OCL}: pyopencl enqueue on its own in-order queue (information); sync: nothing pending"
@@ -149,7 +149,9 @@ def pending_table(rows: list[Row]) -> list[str]:
         )
         burst = next(r.params["burst"] for r in launch if r.case == case and r.impl == RAW)
         lines.append(line + str(burst).rjust(8))
-    return lines
+    return lines + [
+        "  launches pending before-after the burst of each one's first (untimed) sample"
+    ]
 
 
 def backlog_table(rows: list[Row], comparisons: list[Comparison]) -> list[str]:
