@@ -41,6 +41,7 @@ def argtypes(name: str, dtype: np.dtype) -> tuple:
         "vecadd": (a1, a1, a1),
         "triad": (a1, a1, a1, s),
         "add10": (a1,) * 10,
+        "axpb": (a1, a1, s, s),
         "stencil": (a2, a2, s, s),
     }[name]
 

@@ -104,7 +104,7 @@ def check(ratio: float | None, target: str) -> str:
 
 # Implementation names, used as table columns and JSON values.
 RAW = "raw submit_async"
-RAW_KA = "raw + keep-alive"
+SOM = "SOM per launch"  # the old ordering: all of dpctl's pending events, every launch
 EAGER = "dk eager"
 LAZY = "dk lazy"
 OCL = "OpenCL C"
