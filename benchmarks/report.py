@@ -14,11 +14,13 @@ from .results import (
     MISSED,
     NDPEX,
     NDPEX_RAW,
+    NJIT,
     NUMBA,
     NUMPY,
     OCL,
     OCL_DPCTL,
     OK,
+    PY_LOOP,
     RAW,
     SKIPPED,
     SOM,
@@ -26,7 +28,7 @@ from .results import (
     Row,
 )
 
-LAUNCH_COLUMNS = (RAW, EAGER, LAZY, SOM, OCL)
+LAUNCH_COLUMNS = (RAW, EAGER, LAZY, NJIT, SOM, OCL)
 NDPEX_LAUNCH_COLUMNS = (NDPEX_RAW, NDPEX, RAW, EAGER)
 BANDWIDTH_COLUMNS = (EAGER, RAW, OCL, DPNP, NUMBA, NUMPY, NDPEX)
 CELL = 13
@@ -108,19 +110,41 @@ def _select(
     }
 
 
-RATIO_NAMES = {EAGER: "eager/raw", LAZY: "lazy/raw", SOM: "SOM/raw", OCL: "OCL/raw"}
+RATIO_NAMES = {
+    EAGER: "eager/raw",
+    LAZY: "lazy/raw",
+    NJIT: "njit/raw",
+    SOM: "SOM/raw",
+    OCL: "OCL/raw",
+}
 
 
 def launch_table(rows: list[Row], comparisons: list[Comparison]) -> list[str]:
     """Per-launch µs by implementation and backlog, each over raw at the same backlog."""
-    launch = [r for r in rows if r.group == "launch" and r.impl in LAUNCH_COLUMNS]
+    launch = [
+        r
+        for r in rows
+        if r.group == "launch" and r.impl in LAUNCH_COLUMNS and "sweeps" not in r.params
+    ]
     ratios = [
         (RATIO_NAMES[impl], _select(comparisons, "launch", impl, RAW))
-        for impl in (EAGER, LAZY, SOM, OCL)
+        for impl in (EAGER, LAZY, NJIT, SOM, OCL)
     ]
     title = "launch overhead, us/launch"
-    return _matrix(title, launch, LAUNCH_COLUMNS, ratios, {}) + _notes(
-        [r for r in rows if r.group == "launch" and r.case == "numba-dpex"]
+    jacobi = [
+        r
+        for r in rows
+        if r.group == "launch" and r.impl in (NJIT, PY_LOOP) and "sweeps" in r.params
+    ]
+    jacobi_ratio = [("njit/python", _select(comparisons, "launch", NJIT, PY_LOOP))]
+    return (
+        _matrix(title, launch, LAUNCH_COLUMNS, ratios, {})
+        + _notes([r for r in rows if r.group == "launch" and r.case == "numba-dpex"])
+        + (
+            _matrix("Jacobi solver, ms per run", jacobi, (PY_LOOP, NJIT), jacobi_ratio, {})
+            if jacobi
+            else []
+        )
     )
 
 

@@ -26,8 +26,8 @@ from .. import device
 from ..config import Config
 from ..kernels import OPENCL_HEADER, OPENCL_KERNELS
 from ..opencl_peer import OpenCL
-from ..results import EAGER, LAZY, OCL, RAW, SOM, Row, skipped_row, time_row
-from ..timing import measure, summarise
+from ..results import EAGER, LAZY, NJIT, OCL, PY_LOOP, RAW, SOM, Row, skipped_row, time_row
+from ..timing import interleave, measure, summarise
 
 ARRAY_LEN = 64
 FLOAT32 = np.dtype("float32")
@@ -49,8 +49,10 @@ CASES = (
 #: costs milliseconds per launch
 SOM_CASES = ("3 arrays",)
 SOM_BURST = 20
-#: launches timed together within a burst
+#: launches timed together within a burst (and made by one call of the @njit loop)
 CHUNK = 25
+#: the cases that also launch from a loop in @numba.njit code (API.md §2)
+NJIT_CASES = ("3 arrays",)
 #: a sample whose gate ended before its burst did is taken again with a longer gate
 GATE_TRIES = 6
 #: a gate lasts this many times the longest fill and burst seen behind it
@@ -134,6 +136,8 @@ class Impl:
     gate: SyclGate | OpenCLGate
     pending: Callable[[object], bool] = _sycl_pending
     burst_cap: int | None = None
+    #: launches one call of `launch` makes (a loop in compiled code launches a whole chunk)
+    batch: int = 1
 
 
 def _dk_kernels(name: str, launch_args: tuple) -> dict:
@@ -150,6 +154,20 @@ def _dk_kernels(name: str, launch_args: tuple) -> dict:
         except Exception as exc:
             out[impl] = _reason(exc)
     return out
+
+
+def njit_burst(kernel, count: int):
+    """A @numba.njit function making `count` launches of `kernel` (3 arrays, 64 work-items)."""
+    import numba
+
+    @numba.njit
+    def burst(a, b, c):
+        event = kernel[ARRAY_LEN](a, b, c)
+        for _ in range(count - 1):
+            event = kernel[ARRAY_LEN](a, b, c)
+        return event
+
+    return burst
 
 
 def som_launcher(queue: dpctl.SyclQueue, sycl_kernel, flat: list, gsize: list):
@@ -212,6 +230,11 @@ def _impls(label: str, gates: dict, ocl: OpenCL | None, notes: dict) -> dict:
 
         launch = lambda kernel=kernel: kernel[rng](*launch_args)  # noqa: E731
         out[impl] = Impl(launch, same(launch), dk_fill, sycl_gate)
+        if impl == EAGER and label in NJIT_CASES:
+            loop = njit_burst(kernel, CHUNK)
+            loop(*launch_args).wait()  # compiles
+            njit_launch = lambda loop=loop: loop(*launch_args)  # noqa: E731
+            out[NJIT] = Impl(njit_launch, same(njit_launch), dk_fill, sycl_gate, batch=CHUNK)
     if label in SOM_CASES:
 
         def som_fill(gate, n):
@@ -274,7 +297,7 @@ def _sample(
     chunk = max(1, min(CHUNK, burst // 4))
     seconds = []
     if census:
-        timed = [launch() for _ in range(burst)]
+        timed = [launch() for _ in range(burst // impl.batch)]
         if sync:
             for event in timed:
                 event.wait()
@@ -285,11 +308,12 @@ def _sample(
                 launch().wait()
             seconds.append((time.perf_counter() - started) / chunk)
     else:
+        calls = max(chunk // impl.batch, 1)
         for _ in range(burst // chunk):
             started = time.perf_counter()
-            for _ in range(chunk):
+            for _ in range(calls):
                 launch()
-            seconds.append((time.perf_counter() - started) / chunk)
+            seconds.append((time.perf_counter() - started) / (calls * impl.batch))
     now = time.perf_counter()
     held = gate is None or impl.pending(gate)
     after = _count(impl, fill) + _count(impl, timed) if census else 0
@@ -408,7 +432,47 @@ def run_launch(cfg: Config, queue: dpctl.SyclQueue, ocl: OpenCL | None, notes: d
         if mode == "sync":  # the old ordering is about the backlog; sync has none
             found = {k: v for k, v in found.items() if k != SOM}
         rows += _time_case(label, mode, found, cfg)
-    return rows
+    return rows + run_jacobi(cfg)
+
+
+def run_jacobi(cfg: Config) -> list[Row]:
+    """examples/jacobi_njit.py with its loop in @njit, against the same loop in Python."""
+    if not device.dispatcher_available():
+        return []
+    import dpnp
+
+    from examples import jacobi_njit as jacobi
+
+    n, sweeps = 64, 400
+    start = jacobi.initial(n)
+
+    def python_loop():
+        u = dpnp.asarray(start, device=device.DEVICE, usm_type="shared")
+        out = dpnp.asarray(start, device=device.DEVICE, usm_type="shared")
+        for _ in range(sweeps):
+            jacobi.sweep[(n - 2, n - 2)](u, out)
+            u, out = out, u
+        u.sycl_queue.wait()
+
+    def njit_loop():
+        u = dpnp.asarray(start, device=device.DEVICE, usm_type="shared")
+        out = dpnp.asarray(start, device=device.DEVICE, usm_type="shared")
+        change = dpnp.zeros(n - 2, device=device.DEVICE, usm_type="shared")
+        jacobi.solve(u, out, change, np.zeros(n - 2), -1.0, sweeps, sweeps + 1)
+        u.sycl_queue.wait()
+
+    python_loop()
+    njit_loop()  # compiles
+    stats, errors = interleave(
+        {PY_LOOP: python_loop, NJIT: njit_loop}, 2, cfg.launch_samples, per=1, rewarm=False
+    )
+    case = f"Jacobi {n}x{n}, {sweeps} sweeps"
+    return [
+        time_row("launch", case, impl, stats[impl], "ms", sweeps=sweeps, n=n)
+        if impl in stats
+        else skipped_row("launch", case, impl, "ms", errors[impl], sweeps=sweeps, n=n)
+        for impl in (PY_LOOP, NJIT)
+    ]
 
 
 def run_reject(cfg: Config, queue: dpctl.SyclQueue) -> list[Row]:

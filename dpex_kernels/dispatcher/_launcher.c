@@ -1012,6 +1012,19 @@ PyObject *dpex_event_object(int64_t handle)
 
 #define ADDRESS(f) (unsigned long long)(uintptr_t)(f)
 
+static PyObject *array_key(PyObject *m, PyObject *obj)
+{
+    /* What decides a dpnp array's or usm_ndarray's usm_array type, or None for other objects:
+       (type number, ndim, contiguity flags, memory type, queue). */
+    Argument arg;
+    Descriptor d;
+    int r = read_array(obj, &arg, &d);
+    if (r < 0) return NULL;
+    if (r == 0 || d.type == NULL) Py_RETURN_NONE;
+    return Py_BuildValue("(iiiOO)", d.typenum, d.nd, d.contiguity, (PyObject *)d.type,
+                         (PyObject *)d.queue);
+}
+
 static PyObject *c_functions(PyObject *m, PyObject *unused)
 {
     /* Ours, and dpctl's C functions as resolved at init (for dk.raw_launch in @cfunc code). */
@@ -1153,6 +1166,7 @@ static PyMethodDef module_methods[] = {
     {"drain", drain, METH_NOARGS, "Wait for every launch still in flight."},
     {"in_flight", in_flight, METH_NOARGS, "How many launches the keep-alive ring holds."},
     {"arg_types", arg_types, METH_NOARGS, "The DPCTLKernelArgType of each slot kind."},
+    {"array_key", array_key, METH_O, "What decides a USM array's type, read from its struct."},
     {"c_functions", c_functions, METH_NOARGS,
      "Addresses of the entry points for Numba-compiled code (dispatcher/njit.py)."},
     {NULL}};
