@@ -70,6 +70,7 @@ typedef struct { /* dpctl.memory._Memory (dpctl 0.22, memory/_memory.h) */
 } UsmMemory;
 
 static PyTypeObject *usm_ndarray_type, *dpnp_ndarray_type, *sycl_event_type;
+static Py_ssize_t dpnp_array_offset;  /* where a dpnp.ndarray keeps its usm_ndarray (a slot) */
 static PyTypeObject *memory_types[3]; /* device, shared, host: usm_type by exact type */
 static PyObject *str_array_obj, *str_bind, *str_new_launcher, *str_add_to_submitted, *str_get_submitted;
 static PyObject *completed_event;     /* a callable returning a completed SyclEvent */
@@ -378,10 +379,12 @@ static int read_array(PyObject *value, Argument *out, Descriptor *d)
 {
     PyObject *x = value;
     if (Py_TYPE(x) == dpnp_ndarray_type) {
-        /* dpnp.ndarray keeps its usm_ndarray in _array_obj; the args tuple keeps it alive. */
-        x = PyObject_GetAttr(value, str_array_obj);
-        if (x == NULL) return -1;
-        Py_DECREF(x);
+        /* dpnp.ndarray keeps its usm_ndarray in the slot _array_obj; the caller keeps both alive. */
+        x = *(PyObject **)((char *)value + dpnp_array_offset);
+        if (x == NULL) {
+            PyErr_SetString(PyExc_TypeError, "a dpnp.ndarray without its usm_ndarray");
+            return -1;
+        }
     }
     if (Py_TYPE(x) != usm_ndarray_type) return 0;
     UsmArray *a = (UsmArray *)x;
@@ -1118,6 +1121,15 @@ static PyObject *init(PyObject *m, PyObject *args, PyObject *kw)
         if (PyErr_Occurred()) return NULL;
         if (typenum >= 0 && typenum < 32) itemsize_of_typenum[typenum] = (int)size;
     }
+    PyObject *slot = PyObject_GetAttr(dpnp_nd, str_array_obj);
+    if (slot == NULL) return NULL;
+    if (!Py_IS_TYPE(slot, &PyMemberDescr_Type) ||
+        ((PyMemberDescrObject *)slot)->d_member->type != T_OBJECT_EX) {
+        Py_DECREF(slot);
+        return PyErr_Format(PyExc_ImportError, "dpnp.ndarray._array_obj is not a slot");
+    }
+    dpnp_array_offset = ((PyMemberDescrObject *)slot)->d_member->offset;
+    Py_DECREF(slot);
     usm_ndarray_type = (PyTypeObject *)Py_NewRef(usm);
     dpnp_ndarray_type = (PyTypeObject *)Py_NewRef(dpnp_nd);
     sycl_event_type = (PyTypeObject *)Py_NewRef(event);
