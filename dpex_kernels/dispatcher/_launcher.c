@@ -961,14 +961,17 @@ int64_t dpex_njit_launch(PyObject *kernel, PyObject *args, int ndim, const int64
             goto done;
         }
     }
-    Launcher *l = (Launcher *)njit_launcher_for((KernelCore *)kernel, key);
+    /* Owned while launching: another thread may replace the kernel's cached launcher. */
+    Launcher *l = (Launcher *)Py_XNewRef(njit_launcher_for((KernelCore *)kernel, key));
     if (l == NULL) goto done;
     if (PyTuple_GET_SIZE(args) != l->nparams) {
         PyErr_Format(PyExc_TypeError, "%U() takes %zd positional argument(s) but %zd were given",
                      l->name, l->nparams, PyTuple_GET_SIZE(args));
+        Py_DECREF(l);
         goto done;
     }
     PyObject *event = launch(l, args, NULL);
+    Py_DECREF(l);
     if (event == NULL) goto done;
     /* Not in the ring (a zero-sized range, or already completed and released): complete. */
     handle = ring_tail > ring_head && ring[(ring_tail - 1) & (RING_SIZE - 1)].event == event
