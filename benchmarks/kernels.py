@@ -97,13 +97,17 @@ __kernel void axpb(__global const T *x, __global T *out, T alpha, T beta)
     out[i] = alpha * x[i] + beta;
 }
 """,
-    # Not a benchmarked kernel: the launch cases' gate, one work-item busy for n steps.
+    # Not a benchmarked kernel: the launch cases' gate, one work-item busy for n steps or until
+    # the host sets *open (host-visible memory; the CPU device sees the host's store).
     "spin": """
-__kernel void spin(__global T *out, long n)
+__kernel void spin(__global T *out, long n, volatile __global const int *open)
 {
     T acc = out[0];
-    for (long k = 0; k < n; ++k)
+    for (long k = 0; k < n; ++k) {
         acc = acc * (T)0.9999999 + (T)1;
+        if ((k & 1023) == 0 && *open)
+            break;
+    }
     out[0] = acc;
 }
 """,

@@ -55,8 +55,9 @@ CHUNK = 25
 NJIT_CASES = ("3 arrays",)
 #: a sample whose gate ended before its burst did is taken again with a longer gate
 GATE_TRIES = 6
-#: a gate lasts this many times the longest fill and burst seen behind it
-GATE_MARGIN = 1.5
+#: a gate lasts this many times the fill and burst of the sample before (it is opened as soon
+#: as the burst ends, so a long one costs nothing)
+GATE_MARGIN = 4.0
 COMPLETE = dpctl.event_status_type.complete
 
 
@@ -70,7 +71,8 @@ def _reason(exc: Exception) -> str:
 
 
 class SyclGate:
-    """Submits `spin` on the benchmark queue: an event that stays pending for about `seconds`."""
+    """Submits `spin` on the benchmark queue: an event that stays pending for about `seconds`,
+    or until `open()`."""
 
     def __init__(self, queue: dpctl.SyclQueue):
         source = OPENCL_HEADER + OPENCL_KERNELS["spin"]
@@ -80,10 +82,15 @@ class SyclGate:
         )
         self.out = dpmem.MemoryUSMDevice(4, queue=queue)
         self.out.memset(0)
+        self.flag_memory = dpmem.MemoryUSMShared(4, queue=queue)
+        self.flag = np.frombuffer(self.flag_memory, dtype=np.int32)
+        self.flag[0] = 0
         self.steps_per_s = self._calibrate()
 
     def _run(self, steps: int):
-        return self.queue.submit_async(self.kernel, [self.out, ctypes.c_int64(steps)], [1])
+        self.flag[0] = 0
+        args = [self.out, ctypes.c_int64(steps), self.flag_memory]
+        return self.queue.submit_async(self.kernel, args, [1])
 
     def _calibrate(self) -> float:
         self._run(10_000).wait()
@@ -93,6 +100,10 @@ class SyclGate:
 
     def __call__(self, seconds: float):
         return self._run(int(seconds * self.steps_per_s))
+
+    def open(self) -> None:
+        """Ends the gate now (the drain then waits only for what queued behind it)."""
+        self.flag[0] = 1
 
     def drain(self) -> None:
         self.queue.wait()
@@ -105,10 +116,23 @@ class OpenCLGate:
         self.ocl, self.steps_per_s = ocl, steps_per_s
         self.kernel = ocl.kernel("spin", FLOAT32)
         self.out = ocl.buffer(np.zeros(1, FLOAT32))
+        # host memory the kernel reads in place (zero-copy wants 64-byte alignment)
+        raw = np.zeros(128, np.uint8)
+        start = -raw.ctypes.data % 64
+        self.flag = raw[start : start + 64].view(np.int32)
+        mf = ocl.cl.mem_flags
+        self.flag_buffer = ocl.cl.Buffer(
+            ocl.context, mf.READ_ONLY | mf.USE_HOST_PTR, hostbuf=self.flag
+        )
 
     def __call__(self, seconds: float):
-        self.kernel.set_args(self.out, np.int64(seconds * self.steps_per_s))
+        self.flag[0] = 0
+        self.kernel.set_args(self.out, np.int64(seconds * self.steps_per_s), self.flag_buffer)
         return self.ocl.cl.enqueue_nd_range_kernel(self.ocl.queue, self.kernel, (1,), None)
+
+    def open(self) -> None:
+        """Ends the gate now, where the runtime reads the host's memory in place."""
+        self.flag[0] = 1
 
     def drain(self) -> None:
         self.ocl.queue.finish()
@@ -318,6 +342,8 @@ def _sample(
     held = gate is None or impl.pending(gate)
     # a batch's launches are chained: its last event stands for all of them
     after = _count(impl, fill) + impl.batch * _count(impl, timed) if census else 0
+    if gate is not None:
+        impl.gate.open()
     impl.gate.drain()
     return Sample(seconds, held, now - begun, (before, after))
 
@@ -329,7 +355,7 @@ class GatedTimer:
         if backlog and impl.burst_cap:
             burst = min(burst, impl.burst_cap)
         self.impl, self.backlog, self.burst, self.sync = impl, backlog, burst, sync
-        self.gate_s = gate_s
+        self.gate_s = self.min_gate_s = gate_s
         self.samples: list[Sample] = []
         self.pending = (0, 0)
         self.gate_ended_early = 0
@@ -339,8 +365,8 @@ class GatedTimer:
         for _ in range(GATE_TRIES):
             s = _sample(self.impl, self.backlog, self.burst, self.sync, self.gate_s, census)
             if s.gate_held:
-                if self.backlog:
-                    self.gate_s = max(self.gate_s, GATE_MARGIN * s.busy_s)
+                if self.backlog:  # follows the last sample: one preempted fill does not stick
+                    self.gate_s = max(self.min_gate_s, GATE_MARGIN * s.busy_s)
                 break
             self.gate_s = max(2 * self.gate_s, 2 * s.busy_s)
         else:
