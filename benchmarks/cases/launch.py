@@ -332,8 +332,8 @@ def _sample(
                 launch().wait()
             seconds.append((time.perf_counter() - started) / chunk)
     else:
-        calls = max(chunk // impl.batch, 1)
-        for _ in range(burst // chunk):
+        calls = max(chunk // impl.batch, 1)  # a chunk of whole batches: as many as the census
+        for _ in range(max(burst // (calls * impl.batch), 1)):
             started = time.perf_counter()
             for _ in range(calls):
                 launch()
