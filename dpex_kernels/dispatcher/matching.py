@@ -6,6 +6,7 @@ themselves are types/spec.py's, shared with the AOT runtime.
 
 from __future__ import annotations
 
+from .._runtime import device_label
 from ..errors import ExecutionQueueError
 from ..types.arguments import (
     MalformedInterfaceError,
@@ -63,7 +64,7 @@ def read_arguments(kernel, args: tuple) -> tuple[tuple, tuple, object]:
 def _mixed_queues(kernel, queues) -> ExecutionQueueError:
     """Compute follows data: arrays on different queues leave no place to run."""
     described = ", ".join(
-        f"'{kernel.param_names[i]}' on {u.queue.sycl_device.filter_string} (queue {id(u.queue):#x})"
+        f"'{kernel.param_names[i]}' on {device_label(u.queue.sycl_device)} (queue {id(u.queue):#x})"
         for i, u in queues
     )
     return ExecutionQueueError(
