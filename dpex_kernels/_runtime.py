@@ -129,6 +129,7 @@ class DeviceLimits:
 
 def device_label(device: dpctl.SyclDevice) -> str:
     """A device for messages: its filter string, or which root device it is a part of."""
-    if device.parent_device is None:
+    parent = getattr(device, "parent_device", None)
+    if parent is None:
         return device.filter_string
-    return f"a sub-device of {device_label(device.parent_device)}"
+    return f"a sub-device of {device_label(parent)}"
