@@ -22,9 +22,12 @@ def matmul_kernel(a, b, c):
     a_tile = dk.local.array((TILE, TILE), dk.float32)
     b_tile = dk.local.array((TILE, TILE), dk.float32)
     total = dk.float32(0)  # the accumulator, in the data type
+    # li again, from the global id: the CPU runtime then loads b's rows whole (with
+    # get_local_id(0) in the index it gathers them element by element).
+    row_in_tile = i - dk.get_group_id(0) * TILE
     for t in range((inner + TILE - 1) // TILE):
         k_a = t * TILE + lj
-        k_b = t * TILE + li
+        k_b = t * TILE + row_in_tile
         # Edge tiles: what lies outside a or b reads as zero, so it adds nothing.
         a_tile[li, lj] = a[i, k_a] if i < rows and k_a < inner else dk.float32(0)
         b_tile[li, lj] = b[k_b, j] if k_b < inner and j < cols else dk.float32(0)
