@@ -1,5 +1,10 @@
 """The work-group examples against NumPy and scikit-learn (docs/workloads.md)."""
 
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import dpnp
 import numpy as np
 import pytest
@@ -8,6 +13,8 @@ from hypothesis import strategies as st
 from sklearn.cluster import KMeans
 
 from examples import histogram, kmeans, matmul_tiled, reduction, scan
+
+ROOT = Path(__file__).resolve().parent.parent
 
 # --- tiled matmul ---------------------------------------------------------------------------
 
@@ -180,3 +187,55 @@ def test_kmeans_bad_input_raises_what_scikit_learn_raises_before_any_kernel(case
     with pytest.raises(type(theirs.value)) as mine:
         kmeans.kmeans(x, init)
     assert str(mine.value) == str(theirs.value)
+
+
+# --- cache=True: a second process does no Numba or LLVM work --------------------------------
+
+CACHED_LAUNCH = """
+import sys
+
+import dpnp
+import numba.core.compiler
+import numpy as np
+
+import dpex_kernels as dk
+from dpex_kernels.compiler import codegen
+from dpex_kernels.dispatcher import jit_kernel
+from examples import matmul_tiled
+
+
+def refuse(*args, **kwargs):
+    raise AssertionError("the compiler ran")
+
+
+if sys.argv[1] == "hit":  # any Numba or LLVM work from here on fails the launch
+    numba.core.compiler.compile_extra = refuse
+    jit_kernel.compile_kernel = refuse
+    for stage in ("link_modules", "optimise", "emit_spirv"):
+        setattr(codegen, stage, refuse)
+kernel = dk.kernel(cache=True)(matmul_tiled.matmul_kernel.py_func)
+a = np.arange(20 * 20, dtype=np.float32).reshape(20, 20)
+c = dpnp.empty((20, 20), dtype="f4")
+kernel[matmul_tiled.launch_range(20, 20)](dpnp.asarray(a), dpnp.asarray(a), c)
+np.testing.assert_allclose(dpnp.asnumpy(c), a @ a, rtol=1e-5)
+print(kernel.stats.cache_hits, kernel.stats.compiles)
+"""
+
+
+def test_cached_kernel_in_a_second_process_runs_without_numba_or_llvm(tmp_path):
+    env = {**os.environ, "DPEX_KERNELS_CACHE_DIR": str(tmp_path)}
+
+    def run(mode: str) -> str:
+        done = subprocess.run(
+            [sys.executable, "-c", CACHED_LAUNCH, mode],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert done.returncode == 0, done.stderr[-3000:]
+        return done.stdout.split()
+
+    assert run("fill") == ["0", "1"]  # compiled, stored
+    assert run("hit") == ["1", "0"]  # loaded: the refusing compiler was never called
