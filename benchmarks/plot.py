@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from .cases.work_group import GROUP as WORK_GROUP
 from .cases.work_group import plot_panel
 from .compare import BANDWIDTH_GROUPS, CACHE_FACTOR, DEVICE_GROUP, LAUNCH_TARGETS
 from .results import DPNP, NDPEX, OCL, Comparison
@@ -72,6 +73,13 @@ def write_plot(path: Path, comparisons: list[Comparison], cache_bytes: int, titl
         import matplotlib.pyplot as plt
     except ImportError as exc:
         return f"matplotlib not importable ({exc}); pip install matplotlib"
+    if comparisons and all(c.group == WORK_GROUP for c in comparisons):  # --only work-group
+        fig, ax = plt.subplots(figsize=(11, 6), layout="constrained")
+        plot_panel(ax, comparisons)
+        fig.suptitle(title)
+        fig.savefig(path, dpi=90)
+        plt.close(fig)
+        return ""
     fig, axes = plt.subplots(
         4, 1, figsize=(11, 21), layout="constrained", height_ratios=(3, 2, 2, 2)
     )
