@@ -1,6 +1,7 @@
 """The work-group examples against NumPy and scikit-learn (docs/workloads.md)."""
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -239,3 +240,11 @@ def test_cached_kernel_in_a_second_process_runs_without_numba_or_llvm(tmp_path):
 
     assert run("fill") == ["0", "1"]  # compiled, stored
     assert run("hit") == ["1", "0"]  # loaded: the refusing compiler was never called
+
+
+def test_docs_workloads_snippets_run():
+    text = (ROOT / "docs" / "workloads.md").read_text()
+    snippets = re.findall(r"```python\n(.*?)```", text, re.S)
+    assert snippets
+    for snippet in snippets:
+        exec(compile(snippet, "docs/workloads.md", "exec"), {})
