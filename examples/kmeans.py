@@ -3,7 +3,8 @@
 Each iteration runs three kernels and a little host arithmetic on n_clusters x n_features:
 
 1. `assign`: one work-item per sample finds its nearest centre by ||c||^2 - 2 x.c (the
-   distance scikit-learn minimises; ties go to the lower index) and flags a changed label;
+   distance scikit-learn minimises; ties go to the lower index; the norms travel as one more
+   column of the centres) and stamps `changed` when a label changed;
 2. `partial_sums`: each of PARTS work-items adds up its contiguous share of the samples per
    cluster (feature sums and the count, in one row per cluster);
 3. `sum_parts`: adds up the PARTS partial sums.
@@ -44,25 +45,25 @@ def kernels(n_features: int, dtype):
     """
 
     @dk.kernel
-    def assign(x, centres, norms, labels, changed):
+    def assign(xt, centres, labels, changed, stamp):
         i = dk.get_global_id(0)
-        inside = i < x.shape[0]
+        inside = i < xt.shape[1]
         row = dk.private.array(n_features, dtype)
-        for f in range(n_features):
-            row[f] = x[i, f] if inside else dtype(0)
+        for f in range(n_features):  # xt is x transposed: neighbours read neighbours
+            row[f] = xt[f, i] if inside else dtype(0)
         best = 0
         best_distance = dtype(np.inf)
         for j in range(centres.shape[0]):
             dot = dtype(0)
             for f in range(n_features):
                 dot += row[f] * centres[j, f]
-            distance = norms[j] - (dot + dot)  # exactly -2 x.c, in the data type
+            distance = centres[j, n_features] - (dot + dot)  # ||c||^2 - 2 x.c, exactly
             if distance < best_distance:
                 best_distance = distance
                 best = j
         if inside:
             if labels[i] != best:
-                changed[0] = 1  # every writer stores the same 1
+                changed[0] = stamp  # every writer stores the same value
             labels[i] = best
 
     @dk.kernel
@@ -98,11 +99,13 @@ class KMeansState:
 
     x_host: np.ndarray  # the centred samples
     x: dpnp.ndarray
+    xt: dpnp.ndarray  # x transposed, for assign
     centres: np.ndarray  # the current centres (host), centred
     labels: dpnp.ndarray
-    changed: dpnp.ndarray
+    changed: dpnp.ndarray  # the stamp of the last assignment that changed a label
     parts: dpnp.ndarray
     sums: dpnp.ndarray
+    stamp: int = 0  # assignments so far
 
     @classmethod
     def start(cls, x_host: np.ndarray, centres: np.ndarray, queue=None) -> KMeansState:
@@ -113,6 +116,7 @@ class KMeansState:
         return cls(
             x_host=x_host,
             x=dpnp.asarray(x_host, **on),
+            xt=dpnp.asarray(np.ascontiguousarray(x_host.T), **on),
             centres=centres,
             labels=dpnp.full(n, -1, dtype="i4", **on),
             changed=dpnp.zeros(1, dtype="i4", **on),
@@ -120,22 +124,21 @@ class KMeansState:
             sums=dpnp.empty((k, features + 1), dtype=x_host.dtype, **on),
         )
 
-    def assign(self) -> bool:
-        """Label each sample with its nearest centre; whether any label changed."""
+    def assign(self) -> None:
+        """Label each sample with its nearest centre (submitted, not waited for)."""
         assign, _, _ = kernels(self.x_host.shape[1], dk.typeof(self.x).dtype)
-        n = self.x_host.shape[0]
-        self.changed.fill(0)
+        self.stamp += 1
         norms = np.einsum("ij,ij->i", self.centres, self.centres)  # as scikit-learn's row_norms
-        padded = -(-n // WORK_GROUP) * WORK_GROUP
-        on = self.x.sycl_queue
+        packed = np.hstack([self.centres, norms[:, None]])  # one copy to the device
+        padded = -(-self.x_host.shape[0] // WORK_GROUP) * WORK_GROUP
+        centres = dpnp.asarray(packed, sycl_queue=self.x.sycl_queue)
         assign[dk.NdRange(padded, WORK_GROUP)](
-            self.x,
-            dpnp.asarray(self.centres, sycl_queue=on),
-            dpnp.asarray(norms, sycl_queue=on),
-            self.labels,
-            self.changed,
+            self.xt, centres, self.labels, self.changed, self.stamp
         )
-        return bool(dpnp.asnumpy(self.changed)[0])
+
+    def labels_changed(self) -> bool:
+        """Whether the last assignment changed any label."""
+        return int(dpnp.asnumpy(self.changed)[0]) == self.stamp
 
     def update(self) -> tuple[np.ndarray, np.ndarray]:
         """New centres from the current labels; (new centres, shift of each centre)."""
@@ -198,10 +201,10 @@ def kmeans(x, centres, max_iter: int = 300, tol: float = 1e-4, queue=None):
     strict = False
     iteration = 0
     for iteration in range(max_iter):  # noqa: B007  (n_iter is the last one + 1)
-        changed = state.assign()
+        state.assign()
         new, shift = state.update()
         state.centres = new
-        if not changed:
+        if not state.labels_changed():
             strict = True
             break
         if (shift**2).sum() <= tolerance:

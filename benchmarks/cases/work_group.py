@@ -320,6 +320,7 @@ def _kmeans(n: int, clusters: int, samples: int) -> list[Row]:
         state.centres = init
         state.assign()
         state.update()
+        state.labels_changed()
 
     new, weights = np.zeros_like(init), np.zeros(clusters, np.float32)
     labels, shift = np.full(n, -1, np.int32), np.zeros(clusters, np.float32)
