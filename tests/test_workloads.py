@@ -20,13 +20,19 @@ ROOT = Path(__file__).resolve().parent.parent
 # --- tiled matmul ---------------------------------------------------------------------------
 
 
-@settings(max_examples=20)
-@given(st.integers(0, 70), st.integers(0, 70), st.integers(0, 70), st.integers(0, 2**32 - 1))
-def test_matmul_any_shape_matches_numpy(rows, inner, cols, seed):
+@settings(max_examples=25)
+@given(
+    st.integers(0, 70),
+    st.integers(0, 70),
+    st.integers(0, 70),
+    st.booleans(),
+    st.integers(0, 2**32 - 1),
+)
+def test_matmul_any_shape_matches_numpy(rows, inner, cols, blocked, seed):
     rng = np.random.default_rng(seed)
     a = rng.random((rows, inner), dtype=np.float32)
     b = rng.random((inner, cols), dtype=np.float32)
-    c = dpnp.asnumpy(matmul_tiled.matmul(dpnp.asarray(a), dpnp.asarray(b)))
+    c = dpnp.asnumpy(matmul_tiled.matmul(dpnp.asarray(a), dpnp.asarray(b), blocked))
     np.testing.assert_allclose(c, a @ b, rtol=1e-5, atol=1e-5)
 
 
