@@ -470,8 +470,9 @@ def work_group_comparisons(rows: list[Row]) -> list[Comparison]:
             r = mine[(case, DK)]
             seconds = None if r.skipped else r.value / 1e3
             status = check(seconds, FIRST_USE_TARGET)
+            params = {"unit": "s"}
             out.append(
-                Comparison(GROUP, case, DK, "", seconds, FIRST_USE_TARGET, status, {"unit": "s"})
+                Comparison(GROUP, case, DK, "", seconds, FIRST_USE_TARGET, status, params, r.note)
             )
             continue
         found = _target_of(case)
