@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .cases.work_group import work_group_comparisons
 from .results import (
     DPNP,
     EAGER,
@@ -204,4 +205,5 @@ def all_comparisons(rows: list[Row], cache_bytes: int) -> list[Comparison]:
         + device_time_comparisons(rows)
         + compile_comparisons(rows)
         + memory_comparisons(rows)
+        + work_group_comparisons(rows)
     )

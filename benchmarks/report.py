@@ -6,6 +6,8 @@ import dataclasses
 import json
 from pathlib import Path
 
+from .cases.work_group import GROUP as WORK_GROUP
+from .cases.work_group import work_group_table
 from .compare import BANDWIDTH_GROUPS, CACHE_FACTOR, DEVICE_GROUP, ndpex_peer_case
 from .results import (
     DPNP,
@@ -414,6 +416,8 @@ def render(
             parts += ["", *bandwidth_table(group, rows, comparisons)]
     if any(r.group == DEVICE_GROUP for r in rows):
         parts += ["", *device_time_table(rows, comparisons)]
+    if any(r.group == WORK_GROUP for r in rows):
+        parts += ["", *work_group_table(rows, comparisons)]
     parts += [
         f"  * working set >= {CACHE_FACTOR} x last-level cache ({cache_bytes / 2**20:.0f} MiB):"
         " targets apply (dk/dpnp on wall clock; dk/OpenCL C on device time)",
