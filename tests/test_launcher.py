@@ -137,8 +137,9 @@ def test_launches_do_not_pile_up_in_dpctls_order_manager():
 
 def test_keep_alive_ring_drains_and_backs_off_when_full():
     x = dpnp.zeros(64, dtype="f4", device=CPU)
-    for _ in range(3 * _launcher.RING_SIZE):  # more launches than the ring holds
+    for _ in range(3 * _launcher.MAX_IN_FLIGHT):  # more launches than may be in flight
         fill_with[64](x, 3.0)
+        assert _launcher.in_flight() <= _launcher.MAX_IN_FLIGHT
     _launcher.drain()
     assert _launcher.in_flight() == 0
     np.testing.assert_array_equal(dpnp.asnumpy(x), 3.0)

@@ -172,6 +172,11 @@ static PyTypeObject QueueOrderType = {
 /* ---- keep-alive ring: (event, arguments) until the event completes ------------------------ */
 
 #define RING_SIZE 4096 /* a power of two */
+/* At most this many launches in flight: a launch past it waits for the oldest (as CUDA's
+   launch queue does). Each pending launch holds ~3.5 KiB of SYCL runtime state, so this bounds
+   what launches faster than the device drains them can take (~4.5 MiB), and leaves room for a
+   backlog of 1 000. */
+#define MAX_IN_FLIGHT 1280
 static struct { PyObject *event, *args; } ring[RING_SIZE];
 static size_t ring_head, ring_tail; /* entries live in [head, tail) */
 
@@ -208,7 +213,7 @@ static void ring_wait_oldest(void)
 
 static void ring_push(PyObject *event, PyObject *args)
 {
-    while (ring_tail - ring_head == RING_SIZE) ring_wait_oldest(); /* full: back off */
+    while (ring_tail - ring_head >= MAX_IN_FLIGHT) ring_wait_oldest(); /* full: back off */
     size_t i = ring_tail++ & (RING_SIZE - 1);
     ring[i].event = Py_NewRef(event);
     ring[i].args = Py_NewRef(args);
@@ -1208,6 +1213,9 @@ PyMODINIT_FUNC PyInit__launcher(void)
             return NULL;
         }
     }
-    if (PyModule_AddIntConstant(m, "RING_SIZE", RING_SIZE) < 0) { Py_DECREF(m); return NULL; }
+    if (PyModule_AddIntConstant(m, "MAX_IN_FLIGHT", MAX_IN_FLIGHT) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
     return m;
 }
