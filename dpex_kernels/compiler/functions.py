@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import threading
 
+import cloudpickle
 from numba.core import compiler, sigutils, types, typing, utils
 from numba.core.compiler_lock import global_compiler_lock
 from numba.core.target_extension import (
@@ -159,6 +160,24 @@ class DeviceFunction:
     def get_overload(self, args):
         """The key under which the compiled overload's lowering was registered."""
         return self._keys[tuple(args)]
+
+    def __reduce__(self):
+        """Pickles as source and options (its compiled state is per process and unpicklable).
+
+        An eager function keeps its declared signatures, and compiles them again when
+        unpickled; a lazy one compiles when a kernel first needs it. The device functions it
+        calls travel with its source.
+        """
+        signatures = None if self._can_compile else self.nopython_signatures
+        return _unpickle_device_function, (
+            cloudpickle.dumps(self.py_func),
+            signatures,
+            self.targetoptions,
+        )
+
+
+def _unpickle_device_function(py_func: bytes, signatures, options: dict) -> DeviceFunction:
+    return DeviceFunction(cloudpickle.loads(py_func), signatures, **options)
 
 
 @typeof_impl.register(DeviceFunction)
