@@ -241,9 +241,28 @@ def test_device_function_pickles_alone_and_keeps_its_signatures():
     for dumps in DUMPERS.values():
         clone = pickle.loads(dumps(eager_halve))
         assert isinstance(clone, dk.DeviceFunction) and clone is not eager_halve
-        assert clone.nopython_signatures == eager_halve.nopython_signatures
+        assert clone.overloads == {}  # loading compiles nothing
+        again = pickle.loads(dumps(clone))  # nor does pickling it again
+        assert clone.overloads == {}
+        for copy in (clone, again):
+            assert copy.nopython_signatures == eager_halve.nopython_signatures
         with pytest.raises(TypeError, match="device function"):
             clone(1.0)
+
+
+def test_unpickled_eager_device_function_compiles_when_a_new_kernel_calls_it():
+    clone = pickle.loads(pickle.dumps(eager_halve))
+
+    @dk.kernel
+    def halve_all(a, out):
+        i = dk.get_global_id(0)
+        out[i] = clone(a[i])
+
+    x = np.arange(8, dtype="f4")
+    out = dpnp.zeros(8, dtype="f4")
+    halve_all[8](to_device(x), out)
+    assert_close(out, x / 2)
+    assert len(clone.overloads) == 2  # its declared signatures, no new one
 
 
 NESTED_SUBPROCESS_SCRIPT = r"""
