@@ -92,6 +92,15 @@ def test_bad_launch_index_raises_invalid_range(index):
         vector_add[index](da, db, dc)
 
 
+def test_dpnp_tensor_arrays_as_numba_dpex_took_dpctl_tensor_arrays():
+    import dpnp.tensor as dpt
+
+    a, b = np.arange(64, dtype="i8"), np.arange(64, dtype="i8") * 5
+    c = dpt.zeros(64, dtype="i8")
+    vector_add[dpex.Range(64)](dpt.asarray(a), dpt.asarray(b), c)
+    np.testing.assert_array_equal(dpt.asnumpy(c), a + b)
+
+
 def test_launch_waits_for_the_kernel():
     # Read the shared allocation's bytes directly, bypassing every dpctl/dpnp synchronisation:
     # only a launch that waited shows the finished result.
