@@ -41,6 +41,7 @@ def argtypes(name: str, dtype: np.dtype) -> tuple:
         "vecadd": (a1, a1, a1),
         "triad": (a1, a1, a1, s),
         "add10": (a1,) * 10,
+        "axpb": (a1, a1, s, s),
         "stencil": (a2, a2, s, s),
     }[name]
 
@@ -95,10 +96,10 @@ _CTYPES = {
 def _slot_value(slot, arg):
     """One submit_async argument, read as types/params.py describes the slot."""
     if slot.field == params.DATA:
-        return _usm(arg).usm_data
-    if slot.field == params.OFFSET:
         u = _usm(arg)
-        return ctypes.c_int64(u.__sycl_usm_array_interface__.get("offset", 0) * u.itemsize)
+        if u.__sycl_usm_array_interface__.get("offset", 0):
+            raise ValueError("submit_async passes allocations: flatten whole arrays only")
+        return u.usm_data
     if slot.field == params.SHAPE:
         return ctypes.c_int64(arg.shape[slot.axis])
     if slot.field == params.STRIDE:

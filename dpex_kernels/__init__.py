@@ -19,7 +19,7 @@ from .errors import (
 )
 from .types.ranges import NdRange, Range
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 _KERNEL_API = [
     "get_global_id",

@@ -125,3 +125,11 @@ class DeviceLimits:
             tuple(device.max_work_item_sizes3d),
             device.local_mem_size,
         )
+
+
+def device_label(device: dpctl.SyclDevice) -> str:
+    """A device for messages: its filter string, or which root device it is a part of."""
+    parent = getattr(device, "parent_device", None)
+    if parent is None:
+        return device.filter_string
+    return f"a sub-device of {device_label(parent)}"

@@ -246,3 +246,33 @@ def test_host_functions_that_launch_say_they_cannot_be_cached():
 
     with pytest.warns(numba.NumbaWarning, match="dynamic globals"):
         run(*_arrays())
+
+
+def test_threads_launching_from_nogil_compiled_loops():
+    import threading
+
+    @numba.njit(nogil=True)
+    def loop(x, out, times):
+        for _ in range(times):
+            axpb[x.shape[0]](x, out, 1.0, 1)
+        axpb[(x.shape[0],)](x, out, 1.0, 1).wait()
+
+    x = dpnp.zeros(512, dtype="f4", device=CPU)
+    outputs = [dpnp.zeros(512, dtype="f4", device=CPU) for _ in range(4)]
+    loop(x, outputs[0], 1)  # compile first
+    errors = []
+
+    def work(out):
+        try:
+            loop(x, out, 200)
+        except Exception as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(out,)) for out in outputs]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    for out in outputs:
+        np.testing.assert_array_equal(dpnp.asnumpy(out), 1.0)  # out = 1*x + 1 each time

@@ -214,11 +214,10 @@ def test_lookup_device_of_wrong_type(cpu, device):
 
 
 # --------------------------------------------------------------------------------------------
-# python -m dpex_kernels (not implemented yet)
+# python -m dpex_kernels
 # --------------------------------------------------------------------------------------------
 
 
-@pytest.mark.skip(reason="python -m dpex_kernels is not implemented yet (API.md §5)")
 def test_python_m_dpex_kernels_self_check():
     result = subprocess.run(
         [sys.executable, "-m", "dpex_kernels"],
@@ -230,3 +229,4 @@ def test_python_m_dpex_kernels_self_check():
     )
     assert result.returncode == 0, result.stderr
     assert CPU in result.stdout
+    assert "self-check vecadd" in result.stdout and ": OK" in result.stdout

@@ -41,19 +41,19 @@ def _contiguous_strides(builder, shape, itemsize: int, layout: str) -> list:
     return strides
 
 
-def _rebuild_array(context: SYCLTargetContext, builder, argtype: USMArrayType, values):
-    """Numba's array struct from one array's flattened arguments."""
-    data, offset = values[0], values[1]
-    ndim = argtype.ndim
-    shape = list(values[2 : 2 + ndim])
+def _rebuild_array(context: SYCLTargetContext, builder, argtype: USMArrayType, run, values):
+    """Numba's array struct from one array's slots (`run`) and their argument values."""
+    by_field: dict = {}
+    for slot, value in zip(run, values):
+        by_field.setdefault(slot.field, []).append(value)
     itemsize = context.get_abi_sizeof(context.get_data_type(argtype.dtype))
-    if argtype.layout == "A":
-        strides = list(values[2 + ndim : 2 + 2 * ndim])
-    else:
-        strides = _contiguous_strides(builder, shape, itemsize, argtype.layout)
-    element0 = builder.gep(data, [offset], inbounds=True)
+    shape = by_field.get(params.SHAPE, [])
+    strides = by_field.get(params.STRIDE) or _contiguous_strides(
+        builder, shape, itemsize, argtype.layout
+    )
     element_type = context.get_data_type(argtype.dtype)
-    typed = builder.bitcast(element0, element_type.as_pointer(GLOBAL))
+    (data,) = by_field[params.DATA]
+    typed = builder.bitcast(data, element_type.as_pointer(GLOBAL))
     array = context.make_array(argtype)(context, builder)
     populate_array(array, data=typed, shape=shape, strides=strides, itemsize=itemsize, meminfo=None)
     return array._getvalue()
@@ -88,7 +88,7 @@ def build_kernel_entry(context: SYCLTargetContext, fndesc, symbol: str, library,
     for argtype, run in zip(argtypes, slots):
         flat = [next(values) for _ in run]
         if isinstance(argtype, USMArrayType):
-            call_args.append(_rebuild_array(context, builder, argtype, flat))
+            call_args.append(_rebuild_array(context, builder, argtype, run, flat))
         elif isinstance(argtype, types.Boolean):
             call_args.append(builder.icmp_unsigned("!=", flat[0], ir.Constant(_I8, 0)))
         elif isinstance(argtype, types.Complex):

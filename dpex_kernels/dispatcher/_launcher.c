@@ -70,6 +70,7 @@ typedef struct { /* dpctl.memory._Memory (dpctl 0.22, memory/_memory.h) */
 } UsmMemory;
 
 static PyTypeObject *usm_ndarray_type, *dpnp_ndarray_type, *sycl_event_type;
+static Py_ssize_t dpnp_array_offset;  /* where a dpnp.ndarray keeps its usm_ndarray (a slot) */
 static PyTypeObject *memory_types[3]; /* device, shared, host: usm_type by exact type */
 static PyObject *str_array_obj, *str_bind, *str_new_launcher, *str_add_to_submitted, *str_get_submitted;
 static PyObject *completed_event;     /* a callable returning a completed SyclEvent */
@@ -229,7 +230,7 @@ static PyObject *in_flight(PyObject *m, PyObject *unused)
 /* ---- Binding: what a launch needs for one tuple of argument types, decided in Python ------ */
 
 enum { /* slot fields: the order of types/params.py FIELDS */
-    F_DATA, F_OFFSET, F_SHAPE, F_STRIDE, F_VALUE, F_REAL, F_IMAG
+    F_DATA, F_SHAPE, F_STRIDE, F_VALUE, F_REAL, F_IMAG
 };
 enum { /* how a scalar slot is converted */
     K_BOOL, K_INT8, K_UINT8, K_INT16, K_UINT16, K_INT32, K_UINT32, K_INT64, K_UINT64,
@@ -258,9 +259,10 @@ typedef struct {
     PyObject *queue;        /* dpctl.SyclQueue the launch runs on */
     QueueRef queue_ref;
     QueueOrder *order;
-    PyObject *flag;         /* debug mode: USM shared int32 the kernel writes on error */
-    int32_t *flag_ptr;
-    PyObject *on_error;     /* debug mode: called with the code; raises */
+    PyObject *flag;         /* debug mode: the USM shared error record the kernel fills */
+    int32_t *flag_ptr;      /* its int32 status code comes first; 0: no error */
+    Py_ssize_t flag_size;   /* its bytes, cleared before each launch */
+    PyObject *on_error;     /* debug mode: called when the status is set; raises */
 } Binding;
 
 static int kind_of_name(PyObject *name)
@@ -276,13 +278,18 @@ static int kind_of_name(PyObject *name)
 static int Binding_init(Binding *b, PyObject *args, PyObject *kw)
 {
     static char *names[] = {"slots", "sycl_kernel", "kernel_ref", "queue", "queue_ref",
-                            "order", "flag", "flag_ptr", "on_error", NULL};
+                            "order", "flag", "flag_ptr", "flag_size", "on_error", NULL};
     PyObject *slots, *sycl_kernel, *queue, *order, *flag = Py_None, *on_error = Py_None;
     unsigned long long kernel_ref, queue_ref, flag_ptr = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOKOKO!|OKO", names, &slots, &sycl_kernel,
+    Py_ssize_t flag_size = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOKOKO!|OKnO", names, &slots, &sycl_kernel,
                                      &kernel_ref, &queue, &queue_ref, &QueueOrderType, &order,
-                                     &flag, &flag_ptr, &on_error))
+                                     &flag, &flag_ptr, &flag_size, &on_error))
         return -1;
+    if (flag_ptr != 0 && flag_size < (Py_ssize_t)sizeof(int32_t)) {
+        PyErr_SetString(PyExc_ValueError, "internal error: an error record holds an int32 status");
+        return -1;
+    }
     PyObject *seq = PySequence_Fast(slots, "slots must be a sequence");
     if (seq == NULL) return -1;
     Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
@@ -304,6 +311,7 @@ static int Binding_init(Binding *b, PyObject *args, PyObject *kw)
     b->kernel_ref = (KernelRef)(uintptr_t)kernel_ref;
     b->queue_ref = (QueueRef)(uintptr_t)queue_ref;
     b->flag_ptr = (int32_t *)(uintptr_t)flag_ptr;
+    b->flag_size = flag_size;
     Py_XSETREF(b->sycl_kernel, Py_NewRef(sycl_kernel));
     Py_XSETREF(b->queue, Py_NewRef(queue));
     Py_XSETREF(b->order, (QueueOrder *)Py_NewRef(order));
@@ -371,10 +379,12 @@ static int read_array(PyObject *value, Argument *out, Descriptor *d)
 {
     PyObject *x = value;
     if (Py_TYPE(x) == dpnp_ndarray_type) {
-        /* dpnp.ndarray keeps its usm_ndarray in _array_obj; the args tuple keeps it alive. */
-        x = PyObject_GetAttr(value, str_array_obj);
-        if (x == NULL) return -1;
-        Py_DECREF(x);
+        /* dpnp.ndarray keeps its usm_ndarray in the slot _array_obj; the caller keeps both alive. */
+        x = *(PyObject **)((char *)value + dpnp_array_offset);
+        if (x == NULL) {
+            PyErr_SetString(PyExc_TypeError, "a dpnp.ndarray without its usm_ndarray");
+            return -1;
+        }
     }
     if (Py_TYPE(x) != usm_ndarray_type) return 0;
     UsmArray *a = (UsmArray *)x;
@@ -699,7 +709,6 @@ static PyObject *launch(Launcher *l, PyObject *args, PyObject *depends_on)
         Value *v = &values[k];
         switch (s.field) {
         case F_DATA: v->p = a->data; break;
-        case F_OFFSET: v->i = 0; break; /* data already points at element 0 */
         case F_SHAPE: v->i = a->shape[s.axis]; break;
         case F_STRIDE: v->i = stride_of(a, s.axis); break;
         default:
@@ -709,7 +718,7 @@ static PyObject *launch(Launcher *l, PyObject *args, PyObject *depends_on)
         types[k] = kind_argtype[s.kind];
     }
     if (b->flag_ptr != NULL) {
-        *b->flag_ptr = 0;
+        memset(b->flag_ptr, 0, (size_t)b->flag_size);
         argp[nslots] = b->flag_ptr;
         types[nslots] = ARG_VOID_PTR;
         nslots++;
@@ -749,9 +758,8 @@ static PyObject *launch(Launcher *l, PyObject *args, PyObject *depends_on)
         /* Debug mode: wait, and raise what a work-item raised. The GIL stays held so that no
            other thread reuses this Binding's flag meanwhile. */
         EventWait(SyclEvent_GetEventRef(result));
-        int32_t code = *b->flag_ptr;
-        if (code != 0) {
-            PyObject *r = PyObject_CallFunction(b->on_error, "i", (int)code);
+        if (*b->flag_ptr != 0) {
+            PyObject *r = PyObject_CallNoArgs(b->on_error);
             Py_XDECREF(r);
             Py_CLEAR(result);
         }
@@ -953,14 +961,17 @@ int64_t dpex_njit_launch(PyObject *kernel, PyObject *args, int ndim, const int64
             goto done;
         }
     }
-    Launcher *l = (Launcher *)njit_launcher_for((KernelCore *)kernel, key);
+    /* Owned while launching: another thread may replace the kernel's cached launcher. */
+    Launcher *l = (Launcher *)Py_XNewRef(njit_launcher_for((KernelCore *)kernel, key));
     if (l == NULL) goto done;
     if (PyTuple_GET_SIZE(args) != l->nparams) {
         PyErr_Format(PyExc_TypeError, "%U() takes %zd positional argument(s) but %zd were given",
                      l->name, l->nparams, PyTuple_GET_SIZE(args));
+        Py_DECREF(l);
         goto done;
     }
     PyObject *event = launch(l, args, NULL);
+    Py_DECREF(l);
     if (event == NULL) goto done;
     /* Not in the ring (a zero-sized range, or already completed and released): complete. */
     handle = ring_tail > ring_head && ring[(ring_tail - 1) & (RING_SIZE - 1)].event == event
@@ -1006,6 +1017,19 @@ PyObject *dpex_event_object(int64_t handle)
 }
 
 #define ADDRESS(f) (unsigned long long)(uintptr_t)(f)
+
+static PyObject *array_key(PyObject *m, PyObject *obj)
+{
+    /* What decides a dpnp array's or usm_ndarray's usm_array type, or None for other objects:
+       (type number, ndim, contiguity flags, memory type, queue). */
+    Argument arg;
+    Descriptor d;
+    int r = read_array(obj, &arg, &d);
+    if (r < 0) return NULL;
+    if (r == 0 || d.type == NULL) Py_RETURN_NONE;
+    return Py_BuildValue("(iiiOO)", d.typenum, d.nd, d.contiguity, (PyObject *)d.type,
+                         (PyObject *)d.queue);
+}
 
 static PyObject *c_functions(PyObject *m, PyObject *unused)
 {
@@ -1100,6 +1124,15 @@ static PyObject *init(PyObject *m, PyObject *args, PyObject *kw)
         if (PyErr_Occurred()) return NULL;
         if (typenum >= 0 && typenum < 32) itemsize_of_typenum[typenum] = (int)size;
     }
+    PyObject *slot = PyObject_GetAttr(dpnp_nd, str_array_obj);
+    if (slot == NULL) return NULL;
+    if (!Py_IS_TYPE(slot, &PyMemberDescr_Type) ||
+        ((PyMemberDescrObject *)slot)->d_member->type != T_OBJECT_EX) {
+        Py_DECREF(slot);
+        return PyErr_Format(PyExc_ImportError, "dpnp.ndarray._array_obj is not a slot");
+    }
+    dpnp_array_offset = ((PyMemberDescrObject *)slot)->d_member->offset;
+    Py_DECREF(slot);
     usm_ndarray_type = (PyTypeObject *)Py_NewRef(usm);
     dpnp_ndarray_type = (PyTypeObject *)Py_NewRef(dpnp_nd);
     sycl_event_type = (PyTypeObject *)Py_NewRef(event);
@@ -1148,6 +1181,7 @@ static PyMethodDef module_methods[] = {
     {"drain", drain, METH_NOARGS, "Wait for every launch still in flight."},
     {"in_flight", in_flight, METH_NOARGS, "How many launches the keep-alive ring holds."},
     {"arg_types", arg_types, METH_NOARGS, "The DPCTLKernelArgType of each slot kind."},
+    {"array_key", array_key, METH_O, "What decides a USM array's type, read from its struct."},
     {"c_functions", c_functions, METH_NOARGS,
      "Addresses of the entry points for Numba-compiled code (dispatcher/njit.py)."},
     {NULL}};

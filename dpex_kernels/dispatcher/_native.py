@@ -83,6 +83,9 @@ def _init() -> None:
     f_order = dpnp.tensor.asarray(base, order="F")
     for probe in (base, base[:, 1:, ::2], dpnp.tensor.permute_dims(base, (2, 0, 1)), f_order):
         _check_reads(probe)
+    wrapped = dpnp.ndarray._create_from_usm_ndarray(base)
+    if launcher.array_key(wrapped) != launcher.array_key(base):
+        raise _refuse("dpnp.ndarray's usm_ndarray is not where expected")
 
 
 _init()

@@ -113,8 +113,13 @@ def check_limits(name: str, launch: launcher.Launcher, compiled, queue) -> None:
             )
 
 
-def _raise_kernel_error(artifacts, code: int) -> None:
-    """Debug mode: the exception a work-item raised, by the code it wrote."""
+#: Bytes of a debug launch's error record; its int32 status code comes first.
+ERROR_RECORD_BYTES = 4
+
+
+def _raise_kernel_error(artifacts, record) -> None:
+    """Debug mode: the exception a work-item raised, by the error record it filled."""
+    code = int.from_bytes(record.copy_to_host().tobytes()[:4], "little", signed=True)
     exc_class, exc_args = artifacts.exceptions.get(code, (None, ()))
     message = exc_args[0] if exc_args else "no message"
     if exc_class is None or issubclass(exc_class, IndexError):
@@ -134,11 +139,12 @@ def binding_for(compiled, queue: dpctl.SyclQueue, launch: launcher.Launcher):
     sycl_kernel = compiled.kernel_for(queue, launch.ndim)
     options = {}
     if compiled.artifacts.error_flag:
-        flag = dpmem.MemoryUSMShared(4, queue=queue)
+        flag = dpmem.MemoryUSMShared(ERROR_RECORD_BYTES, queue=queue)
         options = {
             "flag": flag,
             "flag_ptr": flag._pointer,
-            "on_error": functools.partial(_raise_kernel_error, compiled.artifacts),
+            "flag_size": ERROR_RECORD_BYTES,
+            "on_error": functools.partial(_raise_kernel_error, compiled.artifacts, flag),
         }
     found = launcher.Binding(
         compiled.slots,

@@ -6,6 +6,7 @@ themselves are types/spec.py's, shared with the AOT runtime.
 
 from __future__ import annotations
 
+from .._runtime import device_label
 from ..errors import ExecutionQueueError
 from ..types.arguments import (
     MalformedInterfaceError,
@@ -15,6 +16,21 @@ from ..types.arguments import (
     usm_view,
 )
 from ..types.spec import ArraySpec, first_difference, scalar_name_of
+from ._native import launcher
+
+#: launcher.array_key -> USMArgument: reading a dpnp array's attributes costs ~6 us, and a
+#: rejected call (KernelSignatureError) comes here every time.
+_read: dict = {}
+
+
+def _read_argument(value):
+    key = launcher.array_key(value)
+    if key is None:
+        return read_usm_array(value)
+    found = _read.get(key)
+    if found is None:
+        found = _read[key] = read_usm_array(value)
+    return found
 
 
 def read_arguments(kernel, args: tuple) -> tuple[tuple, tuple, object]:
@@ -25,7 +41,7 @@ def read_arguments(kernel, args: tuple) -> tuple[tuple, tuple, object]:
     for position, value in enumerate(args):
         name = f"kernel '{kernel.__name__}' argument {position} '{kernel.param_names[position]}'"
         try:
-            usm = read_usm_array(value)
+            usm = _read_argument(value)
         except MalformedInterfaceError as exc:
             raise TypeError(f"{name}: a {type(value).__name__} cannot be passed: {exc}") from None
         except TypeError as exc:
@@ -48,7 +64,7 @@ def read_arguments(kernel, args: tuple) -> tuple[tuple, tuple, object]:
 def _mixed_queues(kernel, queues) -> ExecutionQueueError:
     """Compute follows data: arrays on different queues leave no place to run."""
     described = ", ".join(
-        f"'{kernel.param_names[i]}' on {u.queue.sycl_device.filter_string} (queue {id(u.queue):#x})"
+        f"'{kernel.param_names[i]}' on {device_label(u.queue.sycl_device)} (queue {id(u.queue):#x})"
         for i, u in queues
     )
     return ExecutionQueueError(

@@ -1,7 +1,7 @@
 """Launching kernels from @numba.njit host code (API.md §2, docs/compiled-launch.md).
 
 Inside a CPU @njit function:
-- dpnp arrays and usm_ndarrays are `usm_array`s (types/inference.py), unboxed from their C
+- dpnp arrays and usm_ndarrays are `usm_array`s (types/inference.py's typeof), unboxed from their C
   structs (the array object stays the Numba array's parent, so launches can keep it alive);
 - `kernel[range]` of a dk kernel is a launcher value (the range's sizes), for ranges given as an
   int, a tuple, `dk.Range(...)` or `dk.NdRange(global, local)`, constant or computed;
@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import operator
 
+import dpnp
+import dpnp.tensor
 import llvmlite.binding as ll
 from llvmlite import ir
 from numba.core import cgutils, errors, types
@@ -33,7 +35,7 @@ from numba.core.extending import (
 )
 from numba.core.typing.templates import AbstractTemplate, infer_global, signature
 
-from ..types import inference, params  # noqa: F401  (Numba's typeof of dpnp arrays: usm_array)
+from ..types import inference, params
 from ..types.ranges import NdRange, Range
 from ..types.spec import ArraySpec
 from ..types.usm_array_type import USMArrayType
@@ -141,6 +143,28 @@ class _LauncherModel(models.StructModel):
 
 
 # --- typeof and unboxing: what crosses from Python ---------------------------------------------
+
+
+_array_types: dict[tuple, types.Type] = {}
+
+
+def _typeof_usm_array(value, context) -> types.Type:
+    """usm_array of a dpnp array or usm_ndarray, remembered per what decides it.
+
+    Numba types every argument of every call of a compiled function: reading the array's
+    attributes in Python each time cost ~12 us per array.
+    """
+    key = launcher.array_key(value)
+    found = _array_types.get(key)
+    if found is None:
+        found = inference.typeof(value)
+        if key is not None:
+            _array_types[key] = found
+    return found
+
+
+for _cls in (dpnp.ndarray, dpnp.tensor.usm_ndarray):
+    typeof_impl.register(_cls)(_typeof_usm_array)
 
 
 @typeof_impl.register(KernelBase)
@@ -468,9 +492,7 @@ def _slot_value(context, builder, slot, argtype, value):
     if slot.field == params.DATA:
         data = context.make_array(argtype)(context, builder, value).data
         return builder.bitcast(data, _PTR)
-    if slot.field == params.OFFSET:
-        number = ir.Constant(_I64, 0)
-    elif slot.field in (params.SHAPE, params.STRIDE):
+    if slot.field in (params.SHAPE, params.STRIDE):
         array = context.make_array(argtype)(context, builder, value)
         sizes = array.shape if slot.field == params.SHAPE else array.strides
         number = builder.extract_value(sizes, slot.axis)

@@ -31,8 +31,20 @@ def _spec(dtype: np.dtype, ndim: int, contig: str, usm_type: str, queue) -> Arra
             f"USM arrays of dtype {dtype} cannot be passed to a kernel; supported dtypes are "
             f"{', '.join(SCALAR_NAMES)} in native byte order"
         )
-    device = queue.sycl_device.filter_string
-    return ArraySpec(dtype.name, ndim, layout_of(contig), usm_type, device, contig)
+    return ArraySpec(dtype.name, ndim, layout_of(contig), usm_type, root_device_name(queue), contig)
+
+
+def root_device_name(queue) -> str:
+    """The canonical name of the root device of `queue`'s device.
+
+    Types name root devices: an array on a sub-device (`create_sub_devices`) has its root's
+    usm_array type, so one definition serves the root and all its sub-devices; the launch
+    still runs on the array's own queue, and the kernel is built for that queue's device.
+    """
+    device = queue.sycl_device
+    while device.parent_device is not None:
+        device = device.parent_device
+    return device.filter_string
 
 
 def _read_usm_ndarray(x) -> USMArgument:

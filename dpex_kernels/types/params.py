@@ -1,8 +1,8 @@
 """How each kernel parameter flattens into kernel arguments: the one description of the layout.
 
 A parameter becomes a short run of scalar kernel arguments, its *slots*:
-  usm_array: data (global pointer), offset (bytes to element 0), shape[ndim], and for layout
-             "A" only strides[ndim] in bytes ("C" and "F" strides follow from the shape);
+  usm_array: data (global pointer to element 0), shape[ndim], and for layout "A" only
+             strides[ndim] in bytes ("C" and "F" strides follow from the shape);
   bool:      one 8-bit value;
   complex:   its real and imaginary parts;
   any other scalar: itself.
@@ -18,7 +18,7 @@ from typing import NamedTuple
 from .spec import ArraySpec
 
 #: Slot fields; _launcher.c numbers them in this order.
-DATA, OFFSET, SHAPE, STRIDE, VALUE, REAL, IMAG = range(7)
+DATA, SHAPE, STRIDE, VALUE, REAL, IMAG = range(6)
 
 #: The kind of an array's data pointer; every other array slot is an "int64".
 POINTER = "pointer"
@@ -36,7 +36,7 @@ class Slot(NamedTuple):
 def param_slots(position: int, param: ArraySpec | str) -> list[Slot]:
     """The slots of the parameter at `position`, described by an ArraySpec or a scalar name."""
     if isinstance(param, ArraySpec):
-        slots = [Slot(DATA, position, 0, POINTER), Slot(OFFSET, position, 0, "int64")]
+        slots = [Slot(DATA, position, 0, POINTER)]
         slots += [Slot(SHAPE, position, axis, "int64") for axis in range(param.ndim)]
         if param.layout == "A":
             slots += [Slot(STRIDE, position, axis, "int64") for axis in range(param.ndim)]
