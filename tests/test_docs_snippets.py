@@ -27,3 +27,15 @@ def test_python_blocks_run(document, tmp_path):
         [sys.executable, str(script)], capture_output=True, text=True, timeout=600, cwd=tmp_path
     )
     assert done.returncode == 0, f"{document.name}:\n{done.stderr[-3000:]}"
+
+
+def test_import_loads_no_numba_until_a_name_needs_it():
+    # README: "import dpex_kernels itself loads no Numba ... Numba loads with the first use".
+    script = (
+        "import sys, dpex_kernels as dk\n"
+        "assert 'numba' not in sys.modules\n"
+        "dk.usm_array\n"
+        "assert 'numba' in sys.modules\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
