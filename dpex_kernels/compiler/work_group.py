@@ -204,6 +204,41 @@ def _as_int(builder, value, dtype):
     return builder.bitcast(value, ir.IntType(width)) if isinstance(dtype, nbtypes.Float) else value
 
 
+_SPIRV_INT_CODES = {(32, True): "i", (32, False): "j", (64, True): "l", (64, False): "m"}
+_CROSS_DEVICE, _RELAXED = 0, 0  # the scope and semantics LLVM gives atomicrmw "monotonic"
+
+
+def _compare_exchange(builder, pointer, expected, desired, dtype) -> ir.Value:
+    """SPIR-V's OpAtomicCompareExchange on the bit patterns; returns the old value.
+
+    LLVM's cmpxchg returns a {value, success} pair that the optimiser moves into phis of CAS
+    loops, and the SPIR-V back end aborts the process on such a phi ("illegal aggregate
+    intrinsic user"). The SPIR-V built-in returns a plain scalar, so no pair ever exists.
+    """
+    width = dtype.bitwidth
+    integer = ir.IntType(width)
+    code = _SPIRV_INT_CODES[width, getattr(dtype, "signed", False)]
+    space = pointer.type.addrspace
+    qualifier = f"PU3AS{space}" if space else "P"
+    name = f"_Z29__spirv_AtomicCompareExchange{qualifier}{code}iii{code}{code}"
+    scope, semantics = ir.Constant(_I32, _CROSS_DEVICE), ir.Constant(_I32, _RELAXED)
+    old = _builtin(
+        builder,
+        name,
+        integer,
+        [pointer.type, _I32, _I32, _I32, integer, integer],
+        [
+            pointer,
+            scope,
+            semantics,
+            semantics,
+            _as_int(builder, desired, dtype),
+            _as_int(builder, expected, dtype),
+        ],
+    )
+    return builder.bitcast(old, expected.type) if isinstance(dtype, nbtypes.Float) else old
+
+
 def _cas_loop(builder, pointer, dtype, update):
     """Atomically replace *pointer with update(old) by compare-and-swap; return old.
 
@@ -217,19 +252,12 @@ def _cas_loop(builder, pointer, dtype, update):
     builder.position_at_end(loop)
     current = builder.phi(start.type)
     current.add_incoming(start, entry)
-    replacement = update(current)
-    pair = builder.cmpxchg(
-        pointer,
-        _as_int(builder, current, dtype),
-        _as_int(builder, replacement, dtype),
-        "monotonic",
-        "monotonic",
-    )
-    seen = builder.extract_value(pair, 0)
-    if isinstance(dtype, nbtypes.Float):
-        seen = builder.bitcast(seen, start.type)
+    seen = _compare_exchange(builder, pointer, current, update(current), dtype)
     current.add_incoming(seen, builder.block)
-    builder.cbranch(builder.extract_value(pair, 1), done, loop)
+    swapped = builder.icmp_unsigned(
+        "==", _as_int(builder, seen, dtype), _as_int(builder, current, dtype)
+    )
+    builder.cbranch(swapped, done, loop)
     builder.position_at_end(done)
     return current
 
@@ -318,15 +346,7 @@ class _CompareExchangeTemplate(AbstractTemplate):
 def _lower_compare_exchange(context, builder, sig, args):
     arr_type, idx_type, dtype, _ = sig.args
     pointer = _element_pointer(context, builder, arr_type, args[0], idx_type, args[1])
-    pair = builder.cmpxchg(
-        pointer,
-        _as_int(builder, args[2], dtype),
-        _as_int(builder, args[3], dtype),
-        "monotonic",
-        "monotonic",
-    )
-    old = builder.extract_value(pair, 0)
-    return builder.bitcast(old, args[2].type) if isinstance(dtype, nbtypes.Float) else old
+    return _compare_exchange(builder, pointer, args[2], args[3], dtype)
 
 
 # --- sub-groups -------------------------------------------------------------------------
