@@ -54,7 +54,7 @@ __getattr__, __dir__ = lazy_attributes(
         "JitKernel": ".dispatcher.jit_kernel",
         "kernel": ".dispatcher.jit_kernel",
         "aot": None,
-        **dict.fromkeys(_WORK_GROUP, ".compiler.work_group"),
+        **dict.fromkeys(_WORK_GROUP, ".compiler.kernel_api"),
     },
 )
 

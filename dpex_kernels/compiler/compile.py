@@ -17,7 +17,7 @@ from numba.core import types
 from ..errors import KernelCompileError
 from . import codegen
 from .functions import compile_device_code
-from .kernel_api import dimensions_used, index_definitions
+from .kernel_api.index_space import dimensions_used, index_definitions
 from .lowering import build_kernel_entry, kernel_symbol
 from .target import sycl_target
 

@@ -139,7 +139,9 @@ class DeviceFunction:
         pysig = utils.pysignature(self.py_func)
         args = tuple(
             fold_arguments(
-                pysig, args, kws,
+                pysig,
+                args,
+                kws,
                 lambda index, param, value: value,
                 lambda index, param, default: types.Omitted(default),
                 lambda index, param, values: types.StarArgTuple(values),
@@ -148,7 +150,8 @@ class DeviceFunction:
         if self._can_compile:
             self._compile(args)
         template = typing.make_concrete_template(
-            f"CallTemplate({self.__name__})", key=self.__name__,
+            f"CallTemplate({self.__name__})",
+            key=self.__name__,
             signatures=self.nopython_signatures,
         )
         return template, pysig, args, {}

@@ -22,12 +22,11 @@ from numba.core.target_extension import GPU, target_registry
 from ..types import inference  # noqa: F401  (teaches Numba's typeof about USM arrays)
 from ..types.usm_array_type import USMArrayType
 from . import codegen
+from .kernel_api import LocalArrayType, lowering_registry, typing_registry
+from .kernel_api.spirv import GLOBAL
 from .literals import WeakFloat, WeakFloatModel, strengthen, weak_float
 
 TARGET_NAME = "dpex_kernels"
-
-#: SPIR-V address spaces as LLVM numbers them for the spirv64 target.
-PRIVATE, GLOBAL, CONSTANT, LOCAL, GENERIC = 0, 1, 2, 3, 4
 
 
 class SYCLDevice(GPU):
@@ -79,27 +78,7 @@ class AddressSpaceArrayModel(models.StructModel):
         super().__init__(dmm, fe_type, members)
 
 
-class LocalArrayType(types.Array):
-    """An array in work-group local memory (dk.local.array)."""
-
-    addrspace = LOCAL
-
-    def __init__(self, dtype, ndim, layout="C", readonly=False, aligned=True):
-        name = f"local_array({dtype}, {ndim}d, {layout})"
-        super().__init__(dtype, ndim, layout, readonly=readonly, name=name, aligned=aligned)
-
-    def copy(self, dtype=None, ndim=None, layout=None, readonly=None):
-        """Views of a local array stay in local memory."""
-        return LocalArrayType(
-            self.dtype if dtype is None else dtype,
-            self.ndim if ndim is None else ndim,
-            self.layout if layout is None else layout,
-            readonly=(not self.mutable) if readonly is None else readonly,
-            aligned=self.aligned,
-        )
-
-
-_ADDRSPACE = {USMArrayType: GLOBAL, LocalArrayType: LOCAL}
+_ADDRSPACE = {USMArrayType: GLOBAL, LocalArrayType: LocalArrayType.addrspace}
 
 
 def _data_model_manager() -> datamodel.DataModelManager:
@@ -117,13 +96,11 @@ class SYCLTypingContext(typing.BaseContext):
     def load_additional_registries(self):
         from numba.core.typing import cmathdecl, enumdecl, mathdecl, npydecl
 
-        from . import kernel_api, work_group  # noqa: F401  (work_group registers into kernel_api)
-
         self.install_registry(cmathdecl.registry)
         self.install_registry(enumdecl.registry)
         self.install_registry(mathdecl.registry)
         self.install_registry(npydecl.registry)
-        self.install_registry(kernel_api.typing_registry)
+        self.install_registry(typing_registry)
 
     def resolve_value_type(self, val):
         """Python floats are weak (literals.py); CPU @njit functions get device twins."""
@@ -169,8 +146,7 @@ class SYCLCallConv(MinimalCallConv):
     (and debug=True reports it after the launch).
     """
 
-    def return_dynamic_user_exc(self, builder, exc, exc_args, nb_types, loc=None,
-                                func_name=None):
+    def return_dynamic_user_exc(self, builder, exc, exc_args, nb_types, loc=None, func_name=None):
         raise errors.UnsupportedError(
             "exceptions raised in kernels take constant arguments only "
             f"(raise {exc.__name__}('text')), not run-time values",
@@ -216,12 +192,10 @@ class SYCLTargetContext(BaseContext):
         )
         from numba.np import arrayobj, npdatetime, npyimpl  # noqa: F401
 
-        from . import kernel_api, work_group  # noqa: F401  (work_group registers into kernel_api)
-
         self.install_registry(mathimpl.registry)
         self.install_registry(cmathimpl.registry)
         self.install_registry(npyimpl.registry)
-        self.install_registry(kernel_api.lowering_registry)
+        self.install_registry(lowering_registry)
 
     def codegen(self):
         return self._internal_codegen
