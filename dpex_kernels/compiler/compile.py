@@ -19,7 +19,7 @@ from . import codegen
 from .functions import compile_device_code
 from .kernel_api.index_space import dimensions_used, index_definitions
 from .lowering import build_kernel_entry, kernel_symbol
-from .target import sycl_target
+from .target import EXCEPTIONS, sycl_target
 
 
 class KernelArtifacts:
@@ -146,10 +146,13 @@ def compile_error(py_func, problem: str) -> KernelCompileError:
     return KernelCompileError(text)
 
 
-def _debug_exceptions(cres) -> dict:
-    helper = getattr(cres, "call_helper", None)
-    known = getattr(helper, "exceptions", {}) or {}
-    return {code: (exc, args) for code, (exc, args, _loc) in known.items()}
+_RETURNED_CODE = re.compile(r"\bret i32 (\d+)\b")
+
+
+def _debug_exceptions(linked_ir: str) -> dict:
+    """status code -> (exception class, args) of every raise in the kernel and its callees."""
+    codes = {int(code) for code in _RETURNED_CODE.findall(linked_ir)}
+    return {code: EXCEPTIONS[code][:2] for code in sorted(codes) if code in EXCEPTIONS}
 
 
 def compile_kernel(
@@ -185,7 +188,7 @@ def compile_kernel(
         linked_ir=str(linked),
         type_annotation=_annotation(cres),
         error_flag=debug,
-        exceptions=_debug_exceptions(cres) if debug else {},
+        exceptions=_debug_exceptions(str(linked)) if debug else {},
         opt_level=opt_level,
         timings=timings,
     )

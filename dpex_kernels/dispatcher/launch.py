@@ -16,7 +16,7 @@ import numpy as np
 from dpctl.enum_types import event_status_type
 from dpctl.utils import SequentialOrderManager
 
-from ..errors import ExecutionQueueError, InvalidRangeError, KernelBoundsError
+from ..errors import ERROR_RECORD_BYTES, ExecutionQueueError, InvalidRangeError, launch_error
 from ..types.ranges import NdRange, Range, as_launch_range
 from ..types.spec import scalar_matches
 
@@ -222,7 +222,7 @@ def submit_checked(
     """Debug mode: pass an error flag, wait, and raise what a work-item raised."""
     import dpctl.memory as dpmem
 
-    flag = dpmem.MemoryUSMShared(4, queue=queue)
+    flag = dpmem.MemoryUSMShared(ERROR_RECORD_BYTES, queue=queue)
     flag.memset(0)
     event = submit(
         queue,
@@ -235,14 +235,7 @@ def submit_checked(
         keep_alive,
     )
     event.wait()
-    code = int.from_bytes(flag.copy_to_host().tobytes(), "little", signed=True)
-    if code == 0:
-        return event
-    exc_class, exc_args = artifacts.exceptions.get(code, (None, ()))
-    message = exc_args[0] if exc_args else "no message"
-    if exc_class is None or issubclass(exc_class, IndexError):
-        raise KernelBoundsError(
-            f"kernel '{artifacts.name}' indexed an array out of bounds ({message}); the "
-            f"launch ran with debug=True, so nothing beyond the array was written"
-        )
-    raise exc_class(f"raised inside kernel '{artifacts.name}': {message}")
+    error = launch_error(artifacts.name, artifacts.exceptions, flag.copy_to_host().tobytes())
+    if error is not None:
+        raise error
+    return event

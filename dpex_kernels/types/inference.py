@@ -1,9 +1,12 @@
-"""typeof: the kernel parameter type of a Python object, also taught to Numba's own typeof."""
+"""typeof: the kernel parameter type of a Python object.
+
+Numba's own typeof is left alone: CPU @njit code given a dpnp array fails as it does without
+this package ('Cannot determine Numba type'), and kernels never need Numba to type one.
+"""
 
 from __future__ import annotations
 
 from numba.core import types
-from numba.core.typing.typeof import typeof_impl
 
 from .arguments import array_spec_of, not_passable_message
 from .spec import scalar_name_of
@@ -19,15 +22,3 @@ def typeof(obj: object) -> types.Type:
     if name is not None:
         return scalar_from_name(name)
     raise TypeError(not_passable_message(obj))
-
-
-def _register_with_numba() -> None:
-    """So Numba itself infers usm_array for dpnp and usm_ndarray arguments."""
-    import dpnp
-    import dpnp.tensor
-
-    for cls in (dpnp.ndarray, dpnp.tensor.usm_ndarray):
-        typeof_impl.register(cls)(lambda value, context: typeof(value))
-
-
-_register_with_numba()

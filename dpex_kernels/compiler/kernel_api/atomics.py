@@ -43,7 +43,15 @@ def _element_pointer(context, builder, arr_type, arr, idx_type, idx):
     else:
         indices, index_types = [idx], [idx_type]
     indices = [context.cast(builder, i, t, nbtypes.intp) for i, t in zip(indices, index_types)]
-    return cgutils.get_item_pointer(context, builder, arr_type, array, indices, wraparound=True)
+    return cgutils.get_item_pointer(
+        context,
+        builder,
+        arr_type,
+        array,
+        indices,
+        wraparound=True,
+        boundscheck=context.enable_boundscheck,
+    )
 
 
 def _as_int(builder, value, dtype):
@@ -51,33 +59,34 @@ def _as_int(builder, value, dtype):
     return builder.bitcast(value, ir.IntType(width)) if isinstance(dtype, nbtypes.Float) else value
 
 
-def _compare_exchange(builder, pointer, expected, desired, dtype) -> ir.Value:
-    """SPIR-V's OpAtomicCompareExchange on the bit patterns; returns the old value.
+def compare_exchange_bits(builder, pointer, expected, desired) -> ir.Value:
+    """SPIR-V's OpAtomicCompareExchange on integers of 32 or 64 bits; returns the old value.
 
     LLVM's cmpxchg returns a {value, success} pair that the optimiser moves into phis of CAS
     loops, and the SPIR-V back end aborts the process on such a phi ("illegal aggregate
     intrinsic user"). The SPIR-V built-in returns a plain scalar, so no pair ever exists.
     """
-    width = dtype.bitwidth
-    integer = ir.IntType(width)
-    code = TYPE_CODES[f"uint{width}" if isinstance(dtype, nbtypes.Float) else str(dtype)]
+    integer = expected.type
+    code = TYPE_CODES[f"uint{integer.width}"]
     space = pointer.type.addrspace
+    pointer = builder.bitcast(pointer, integer.as_pointer(space))
     qualifier = f"PU3AS{space}" if space else "P"
     name = f"_Z29__spirv_AtomicCompareExchange{qualifier}{code}iii{code}{code}"
-    scope, semantics = ir.Constant(_I32, SCOPE_CROSS_DEVICE), ir.Constant(_I32, SEMANTICS_RELAXED)
-    old = call_builtin(
+    scope = ir.Constant(_I32, SCOPE_CROSS_DEVICE)
+    semantics = ir.Constant(_I32, SEMANTICS_RELAXED)
+    return call_builtin(
         builder,
         name,
         integer,
         [pointer.type, _I32, _I32, _I32, integer, integer],
-        [
-            pointer,
-            scope,
-            semantics,
-            semantics,
-            _as_int(builder, desired, dtype),
-            _as_int(builder, expected, dtype),
-        ],
+        [pointer, scope, semantics, semantics, desired, expected],
+    )
+
+
+def _compare_exchange(builder, pointer, expected, desired, dtype) -> ir.Value:
+    """Compare-exchange of one array element of `dtype`, on its bit pattern."""
+    old = compare_exchange_bits(
+        builder, pointer, _as_int(builder, expected, dtype), _as_int(builder, desired, dtype)
     )
     return builder.bitcast(old, expected.type) if isinstance(dtype, nbtypes.Float) else old
 
