@@ -21,7 +21,7 @@ from numba.core.options import TargetOptions
 from numba.core.target_extension import GPU, target_registry
 
 from ..types.usm_array_type import USMArrayType
-from . import bounds, codegen, patches
+from . import arithmetic, bounds, codegen, patches
 from .kernel_api import LocalArrayType, lowering_registry, typing_registry
 from .kernel_api.atomics import compare_exchange_bits
 from .kernel_api.spirv import GLOBAL
@@ -255,6 +255,7 @@ class SYCLTargetContext(BaseContext):
         self.install_registry(cmathimpl.registry)
         self.install_registry(npyimpl.registry)
         self.install_registry(lowering_registry)
+        self.install_registry(arithmetic.lowering_registry)
 
     def codegen(self):
         return self._internal_codegen

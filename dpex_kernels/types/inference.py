@@ -1,7 +1,7 @@
 """typeof: the kernel parameter type of a Python object.
 
-Numba's own typeof is left alone: CPU @njit code given a dpnp array fails as it does without
-this package ('Cannot determine Numba type'), and kernels never need Numba to type one.
+Numba's own typeof learns the same rule here, through compiler/patches.py: the one place
+where this package changes Numba's process-wide state.
 """
 
 from __future__ import annotations
@@ -22,3 +22,8 @@ def typeof(obj: object) -> types.Type:
     if name is not None:
         return scalar_from_name(name)
     raise TypeError(not_passable_message(obj))
+
+
+from ..compiler import patches  # noqa: E402  (after typeof, which patches registers)
+
+patches.apply()

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 
 from llvmlite import ir
-from numba.core import cgutils, types
+from numba.core import cgutils, errors, types
 from numba.core.typing.templates import AbstractTemplate, signature
 
 from .registry import host_stub, lowering_registry, typing_registry
@@ -46,6 +46,7 @@ def _index_function(name: str, mangled: str, doc: str):
     @typing_registry.register_global(stub)
     class _Template(AbstractTemplate):
         key = stub
+        prefer_literal = True  # so that lowering sees a constant dimension as one
 
         def generic(self, args, kws):
             if not kws and len(args) == 1 and isinstance(args[0], types.Integer):
@@ -54,7 +55,13 @@ def _index_function(name: str, mangled: str, doc: str):
 
     @lowering_registry.lower(stub, types.Integer)
     def _lower(context, builder, sig, args):
-        dim = context.cast(builder, args[0], sig.args[0], types.int64)
+        dim_type = sig.args[0]
+        if isinstance(dim_type, types.IntegerLiteral) and dim_type.literal_value not in (0, 1, 2):
+            raise errors.UnsupportedError(
+                f"dk.{name}({dim_type.literal_value}): the dimension is a constant 0, 1 or 2 "
+                f"(SYCL ranges have at most three dimensions)"
+            )
+        dim = context.cast(builder, args[0], dim_type, types.int64)
         return call_index_placeholder(builder, name, [dim])
 
     return stub

@@ -7,7 +7,8 @@ import math
 import numpy as np
 from llvmlite import ir
 from numba.core import types as nbtypes
-from numba.core.typing.templates import AbstractTemplate, signature
+from numba.core.typing.templates import CallableTemplate
+from numba.np import numpy_support
 from numba.np.arrayobj import populate_array
 
 from .registry import host_stub, lowering_registry, namespace, typing_registry
@@ -49,24 +50,31 @@ def _dtype_of(dtype_type):
         return dtype_type.dtype
     if isinstance(dtype_type, nbtypes.StringLiteral):
         try:
-            return nbtypes.from_dtype(np.dtype(dtype_type.literal_value))
+            return numpy_support.from_dtype(np.dtype(dtype_type.literal_value))
         except (TypeError, ValueError, NotImplementedError):
             return None
     return None
 
 
 def _array_allocator(name: str, public: str, make_type, place):
-    stub = host_stub(name, f"In a kernel: {public}(shape, dtype), shape a constant.", public)
+    stub = host_stub(
+        name,
+        f"In a kernel: {public}(shape, dtype); shape a constant; both may be keywords.",
+        public,
+    )
 
     @typing_registry.register_global(stub)
-    class _Template(AbstractTemplate):
-        def generic(self, args, kws):
-            if kws or len(args) != 2:
-                return None
-            shape, dtype = _literal_shape(args[0]), _dtype_of(args[1])
-            if shape is None or dtype is None or any(n <= 0 for n in shape):
-                return None
-            return signature(make_type(dtype, len(shape)), *args)
+    class _Template(CallableTemplate):
+        prefer_literal = True  # dtype strings ("f4") are read as literals
+
+        def generic(self):
+            def typer(shape, dtype):
+                extents, element = _literal_shape(shape), _dtype_of(dtype)
+                if extents is None or element is None or any(n <= 0 for n in extents):
+                    return None
+                return make_type(element, len(extents))
+
+            return typer
 
     @lowering_registry.lower(stub, nbtypes.Any, nbtypes.Any)
     def _lower(context, builder, sig, args):
