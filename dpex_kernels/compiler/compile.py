@@ -158,8 +158,6 @@ def compile_kernel(
     stale_loc = current_loc()
     try:
         cres = compile_device_code(py_func, argtypes, fastmath=fastmath, debug=debug)
-    except KernelCompileError:
-        raise
     except Exception as exc:
         failure = compile_failure(py_func, exc, stale_loc=stale_loc)
         raise failure from (None if is_user_error(exc) else exc)

@@ -75,9 +75,11 @@ def _chain(exc: BaseException):
         exc = exc.__cause__ or exc.__context__
 
 
-def _user_loc(exc: BaseException):
-    """The first location in the exception chain that is in user code, not in Numba's."""
+def _user_loc(exc: BaseException, stop=None):
+    """The first location in the exception chain (up to `stop`) in user code, not Numba's."""
     for link in _chain(exc):
+        if link is stop:
+            break
         loc = getattr(link, "loc", None)
         if _in_user_code(loc):
             return loc
@@ -115,10 +117,20 @@ def compile_failure(
     The location is the exception's own, else the statement Numba was working on unless it
     is `stale_loc` (what was current before this compile began), else the `def` line.
     """
+    name = getattr(py_func, "__qualname__", repr(py_func))
     inner = _reported_inside(exc)
     if inner is not None:
-        return inner
-    name = getattr(py_func, "__qualname__", repr(py_func))
+        if getattr(inner, "function", None) is py_func:
+            return inner  # the same function, for other argument types
+        loc = _user_loc(exc, stop=inner)
+        where = _statement(loc) if loc is not None else definition_location(py_func)
+        return _tagged(
+            KernelCompileError(
+                f"cannot compile {what} '{name}' for a SYCL device: a device function it "
+                f"calls cannot be compiled\n  at {where}\n{inner}"
+            ),
+            py_func,
+        )
     loc = _user_loc(exc)
     if loc is None and current_loc() is not stale_loc:
         loc = current_loc()
@@ -126,12 +138,21 @@ def compile_failure(
     if internal is None:
         internal = not is_user_error(exc)
     if internal:
-        return KernelCompileError(
-            f"internal error in dpex_kernels while compiling {what} '{name}' ({where}): "
-            f"{type(exc).__name__}: {exc}\nThis is a bug in dpex_kernels, not in your code; "
-            f"please report it with the traceback above"
+        return _tagged(
+            KernelCompileError(
+                f"internal error in dpex_kernels while compiling {what} '{name}' ({where}): "
+                f"{type(exc).__name__}: {exc}\nThis is a bug in dpex_kernels, not in your code; "
+                f"please report it with the traceback above"
+            ),
+            py_func,
         )
-    return user_error(py_func, _short(exc), where, what=what)
+    return _tagged(user_error(py_func, _short(exc), where, what=what), py_func)
+
+
+def _tagged(error: KernelCompileError, py_func) -> KernelCompileError:
+    """Remember which function failed, so a caller's report does not repeat it."""
+    error.function = py_func
+    return error
 
 
 def user_error(py_func, problem: str, where: str | None = None, *, what: str = "kernel"):

@@ -21,7 +21,6 @@ from numba.core.typeconv import Conversion
 from numba.core.typing.templates import AbstractTemplate, fold_arguments
 from numba.core.typing.typeof import typeof_impl
 
-from ..errors import KernelCompileError
 from .diagnostics import compile_failure, current_loc, is_user_error
 from .target import TARGET_NAME, SYCLDevice, sycl_target
 
@@ -134,8 +133,6 @@ class DeviceFunction:
                 cres = compile_device_code(
                     self.py_func, argtypes, return_type=return_type, **self.targetoptions
                 )
-            except KernelCompileError:
-                raise
             except Exception as exc:
                 if not self.user_code:
                     raise
