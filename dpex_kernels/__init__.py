@@ -56,7 +56,7 @@ __getattr__, __dir__ = lazy_attributes(
         "raw_wait": ".dispatcher.njit",
         "kernel": ".dispatcher.jit_kernel",
         "aot": None,
-        **dict.fromkeys(_WORK_GROUP, ".compiler.work_group"),
+        **dict.fromkeys(_WORK_GROUP, ".compiler.kernel_api"),
     },
 )
 

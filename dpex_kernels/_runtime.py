@@ -55,9 +55,15 @@ from .errors import DeviceNotFoundError  # noqa: E402
 
 
 def no_device_message(what: str) -> str:
-    """One message for every 'no such device' failure, so the fix is always spelled out."""
-    visible = ", ".join(d.filter_string for d in dpctl.get_devices()) or "none"
-    return f"No SYCL device matches {what} (devices visible: {visible}). {_INSTALL_HINT}"
+    """One message for every 'no such device' failure: the devices there are, or the fix."""
+    visible = [f"{d.filter_string} ({d.name})" for d in dpctl.get_devices()]
+    if not visible:
+        return f"No SYCL device matches {what}, and no SYCL device is visible. {_INSTALL_HINT}"
+    return (
+        f"No SYCL device matches {what}. The SYCL devices visible here are: "
+        f"{', '.join(visible)}; pass one of their filter strings (e.g. device="
+        f"'{dpctl.get_devices()[0].filter_string}')."
+    )
 
 
 @functools.cache

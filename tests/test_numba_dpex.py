@@ -19,8 +19,6 @@ from numba import float32, int32
 import dpex_kernels as dk
 import dpex_kernels.numba_dpex as dpex
 
-KEYWORD_FORMS = pytest.mark.xfail(strict=False, reason="needs the hardening branch's keyword forms")
-
 F4 = dpex.usm_ndarray(1, "C", dpex.float32)
 I8 = dpex.usm_ndarray(1, "C", dpex.int64)
 
@@ -187,7 +185,6 @@ def test_debug_option_is_dk_debug_mode():
         overrun[8](dpnp.zeros(8))
 
 
-@pytest.mark.xfail(strict=False, reason="needs the hardening branch's signature check (issue 8)")
 def test_numpy_array_signature_is_refused():
     with pytest.raises(TypeError, match="usm_array"):
         dpex.kernel((float32[::1], float32[::1], float32[::1]))(_vector_add)
@@ -345,7 +342,6 @@ def test_private_array():
     assert_close(out, expected)
 
 
-@KEYWORD_FORMS
 def test_private_array_keyword_form():
     # numba-dpex 0.21's private-memory example spells it with keywords.
     @dpex.kernel
@@ -361,7 +357,6 @@ def test_private_array_keyword_form():
     assert_close(out, np.arange(16, dtype="f4") * 2)
 
 
-@KEYWORD_FORMS
 @pytest.mark.parametrize("spelling", ["dtype-keyword", "both-keywords"])
 def test_local_array_keyword_forms(spelling):
     if spelling == "dtype-keyword":

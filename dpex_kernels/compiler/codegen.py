@@ -14,6 +14,7 @@ from llvmlite import ir
 from numba.core.codegen import Codegen, CodeLibrary
 
 from ..errors import KernelCompileError
+from . import patches
 from .spirv_repair import repair_label_ids
 
 TRIPLE = "spirv64-unknown-unknown"
@@ -226,15 +227,8 @@ def optimise(module: ll.ModuleRef, kernel_names: list[str], opt_level: int) -> N
     machine = _target_machine(opt_level)
     options = ll.create_pipeline_tuning_options(speed_level=max(1, min(opt_level, 3)))
     builder = ll.create_pass_builder(machine, options)
-    with _llvm_lock:
-        # Exit-value replacement turns loop sums into closed forms over i65 and wider
-        # integers, which the SPIR-V back end aborts the process on. LLVM options are
-        # process-wide, so the default ("cheap") is restored for Numba's CPU target after.
-        ll.set_option("dpex_kernels", "-replexitval=never")
-        try:
-            builder.getModulePassManager().run(module, builder)
-        finally:
-            ll.set_option("dpex_kernels", "-replexitval=cheap")
+    with patches.llvm_options(), _llvm_lock:
+        builder.getModulePassManager().run(module, builder)
     module.verify()
 
 

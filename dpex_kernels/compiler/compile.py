@@ -11,15 +11,17 @@ import re
 import threading
 import time
 
-from numba.core import errors as numba_errors
 from numba.core import types
 
 from ..errors import KernelCompileError
+from ..types.usm_array_type import USMArrayType
 from . import codegen
+from .diagnostics import compile_failure, current_loc, is_user_error, user_error
 from .functions import compile_device_code
-from .kernel_api import dimensions_used, index_definitions
+from .kernel_api.barriers import FENCE_FLAGS, fence_flags_error
+from .kernel_api.index_space import dimensions_used, index_definitions
 from .lowering import build_kernel_entry, kernel_symbol
-from .target import sycl_target
+from .target import EXCEPTIONS, sycl_target
 
 
 class KernelArtifacts:
@@ -93,6 +95,7 @@ def _specialise(artifacts: KernelArtifacts, ndim: int) -> tuple[str, bytes]:
     module = codegen.link_modules([artifacts.linked_ir, index_definitions(ndim)])
     codegen.optimise(module, [artifacts.symbol], artifacts.opt_level)
     llvm_ir = str(module)
+    _check_barrier_flags(artifacts.name, llvm_ir)
     try:
         spirv = codegen.emit_spirv(module, artifacts.symbol, artifacts.opt_level)
     except KernelCompileError as exc:
@@ -101,77 +104,81 @@ def _specialise(artifacts: KernelArtifacts, ndim: int) -> tuple[str, bytes]:
     return llvm_ir, spirv
 
 
-_HINTS = (
-    (
-        r"print",
-        "print() in kernels takes scalars and string constants; to see an array, write "
-        "it to an output array and print that on the host",
-    ),
-    (
-        r"np\.(empty|zeros|ones|array|full)|allocat|NRT|meminfo",
-        "kernels cannot allocate arrays; pass an output array, or use dk.local.array / "
-        "dk.private.array",
-    ),
-    (
-        r"pyobject|object mode|reflected|Untyped global|Unknown attribute",
-        "only typed, device-compatible code runs in kernels: no Python objects, lists, dicts or "
-        "untyped globals",
-    ),
-    (
-        r"[Dd]ynamic|exception|raise",
-        "raise only with constant arguments (raise ValueError('text'))",
-    ),
-    (r"return", "kernels return nothing: write results into an output array argument"),
+def check_kernel_argtypes(py_func, argtypes) -> None:
+    """Kernel parameters are usm_array types and scalars; say so before Numba sees others."""
+    names = list(inspect.signature(py_func).parameters)
+    for position, argtype in enumerate(argtypes):
+        if isinstance(argtype, (USMArrayType, types.Number, types.Boolean)):
+            continue
+        name = names[position] if position < len(names) else f"#{position}"
+        prefix = (
+            f"kernel '{py_func.__qualname__}': parameter '{name}' (position {position}) has "
+            f"type {argtype}"
+        )
+        if isinstance(argtype, types.Array):
+            raise TypeError(
+                f"{prefix}, a Numba array type; kernels take USM arrays: declare it as "
+                f"dk.usm_array({argtype.dtype}, {argtype.ndim}, layout='{argtype.layout}') "
+                f"(with usm_type= and device= where they are not the defaults)"
+            )
+        raise TypeError(f"{prefix}; kernel parameters are dk.usm_array(...) types and scalars")
+
+
+_BARRIER_CALL = re.compile(
+    r"call spir_func void @(_Z7barrierj|_Z17sub_group_barrierj)\(i32 ([^)]*)\)"
 )
+_BARRIER_NAMES = {"_Z7barrierj": "dk.barrier", "_Z17sub_group_barrierj": "dk.sub_group.barrier"}
 
 
-def _source_location(py_func) -> str:
-    try:
-        filename = inspect.getsourcefile(py_func) or py_func.__code__.co_filename
-        return f"{filename}:{py_func.__code__.co_firstlineno}"
-    except (TypeError, AttributeError):
-        return "<unknown source>"
+def _check_barrier_flags(kernel_name: str, llvm_ir: str) -> None:
+    """Flags computed in the kernel (a | b) are constants once optimised: check those too."""
+    for mangled, flags in _BARRIER_CALL.findall(llvm_ir):
+        if not flags.isdigit() or int(flags) not in FENCE_FLAGS:
+            raise KernelCompileError(
+                f"kernel '{kernel_name}': {fence_flags_error(_BARRIER_NAMES[mangled], flags)}"
+            )
 
 
-def compile_error(py_func, problem: str) -> KernelCompileError:
-    """A KernelCompileError that names the kernel, its source and a hint matching `problem`."""
-    name = getattr(py_func, "__qualname__", repr(py_func))
-    hint = next((h for pattern, h in _HINTS if re.search(pattern, problem)), None)
-    text = (
-        f"cannot compile kernel '{name}' ({_source_location(py_func)}) for a SYCL device:\n"
-        f"{problem.strip()}"
-    )
-    if hint:
-        text += f"\nHint: {hint}."
-    return KernelCompileError(text)
+_RETURNED_CODE = re.compile(r"\bret i32 (\d+)\b")
 
 
-def _debug_exceptions(cres) -> dict:
-    helper = getattr(cres, "call_helper", None)
-    known = getattr(helper, "exceptions", {}) or {}
-    return {code: (exc, args) for code, (exc, args, _loc) in known.items()}
+def _debug_exceptions(linked_ir: str) -> dict:
+    """status code -> (exception class, args) of every raise in the kernel and its callees."""
+    codes = {int(code) for code in _RETURNED_CODE.findall(linked_ir)}
+    return {code: EXCEPTIONS[code][:2] for code in sorted(codes) if code in EXCEPTIONS}
 
 
 def compile_kernel(
     py_func, argtypes, *, fastmath: bool = False, opt_level: int = 3, debug: bool = False
 ) -> KernelArtifacts:
     """Compile `py_func` for `argtypes` into a spir_kernel and its SPIR-V."""
+    check_kernel_argtypes(py_func, argtypes)
     timings = {}
     started = time.perf_counter()
+    stale_loc = current_loc()
     try:
         cres = compile_device_code(py_func, argtypes, fastmath=fastmath, debug=debug)
-    except KernelCompileError:
-        raise
-    except numba_errors.NumbaError as exc:
-        raise compile_error(py_func, str(exc)) from None
-    except Exception as exc:  # Numba lowering raises plain errors for unsupported constructs
-        raise compile_error(py_func, f"{type(exc).__name__}: {exc}") from None
+    except Exception as exc:
+        failure = compile_failure(py_func, exc, stale_loc=stale_loc)
+        raise failure from (None if is_user_error(exc) else exc)
     if cres.signature.return_type not in (types.none, types.void):
-        raise compile_error(
-            py_func, f"the kernel returns a value of type {cres.signature.return_type}"
+        raise user_error(
+            py_func,
+            f"the kernel returns a value of type {cres.signature.return_type}; kernels return "
+            f"nothing: write results into an output array argument",
         )
     timings["numba"] = time.perf_counter() - started
+    try:
+        artifacts = _link(py_func, cres, argtypes, opt_level, debug, timings)
+    except KernelCompileError:
+        raise
+    except Exception as exc:  # past Numba, every failure is the compiler's own
+        raise compile_failure(py_func, exc, internal=True) from exc
+    return artifacts
 
+
+def _link(py_func, cres, argtypes, opt_level, debug, timings) -> KernelArtifacts:
+    """The spir_kernel entry around Numba's function, linked; the default variant built."""
     context = sycl_target.target_context
     symbol = kernel_symbol(py_func.__name__)
     library = context.codegen().create_library(symbol)
@@ -185,14 +192,14 @@ def compile_kernel(
         linked_ir=str(linked),
         type_annotation=_annotation(cres),
         error_flag=debug,
-        exceptions=_debug_exceptions(cres) if debug else {},
+        exceptions=_debug_exceptions(str(linked)) if debug else {},
         opt_level=opt_level,
         timings=timings,
     )
     try:
         artifacts.variant(artifacts.default_ndim)
     except KernelCompileError as exc:
-        raise compile_error(py_func, str(exc)) from None
+        raise user_error(py_func, str(exc)) from None
     return artifacts
 
 

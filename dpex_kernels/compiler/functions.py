@@ -10,16 +10,19 @@ from __future__ import annotations
 import threading
 
 import cloudpickle
-from numba.core import compiler, sigutils, types, typing, utils
+from numba.core import compiler, sigutils, types, utils
+from numba.core import errors as numba_errors
 from numba.core.compiler_lock import global_compiler_lock
 from numba.core.target_extension import (
     dispatcher_registry,
     jit_registry,
     target_override,
 )
-from numba.core.typing.templates import fold_arguments
+from numba.core.typeconv import Conversion
+from numba.core.typing.templates import AbstractTemplate, fold_arguments
 from numba.core.typing.typeof import typeof_impl
 
+from .diagnostics import compile_failure, current_loc, is_user_error
 from .target import TARGET_NAME, SYCLDevice, sycl_target
 
 
@@ -66,8 +69,19 @@ class DeviceFunction:
     _cpu_twins: dict[int, DeviceFunction] = {}
     _unpickled_signatures: tuple = ()  # declared, compiled on first use (see __reduce__)
 
-    def __init__(self, py_func, signatures=None, *, fastmath: bool = False, debug: bool = False):
+    def __init__(
+        self,
+        py_func,
+        signatures=None,
+        *,
+        fastmath: bool = False,
+        debug: bool = False,
+        user_code: bool = True,
+    ):
         self.py_func = py_func
+        #: False for Numba's own @overload implementations: their failures are the caller's
+        #: (np.empty in a kernel), so they reach the caller's compile as Numba raised them.
+        self.user_code = user_code
         self.__name__ = getattr(py_func, "__name__", "device_function")
         self.__doc__ = py_func.__doc__
         self.__wrapped__ = py_func
@@ -75,7 +89,7 @@ class DeviceFunction:
         self._keys: dict[tuple, _OverloadKey] = {}
         self.targetoptions = {"fastmath": fastmath, "debug": debug}
         self._lock = threading.RLock()
-        self._compiling = 0
+        self._in_progress: set[tuple] = set()
         self._can_compile = True
         for sig in signatures or ():
             self.compile(sig)
@@ -110,13 +124,26 @@ class DeviceFunction:
             existing = self.overloads.get(argtypes)
             if existing is not None:
                 return existing
-            self._compiling += 1
+            if argtypes in self._in_progress:
+                raise numba_errors.TypingError(
+                    f"device function '{self.__name__}' calls itself (recursion), which SYCL "
+                    f"devices cannot run: rewrite it as a loop"
+                )
+            self._in_progress.add(argtypes)
+            stale_loc = current_loc()
             try:
                 cres = compile_device_code(
                     self.py_func, argtypes, return_type=return_type, **self.targetoptions
                 )
+            except Exception as exc:
+                if not self.user_code:
+                    raise
+                failure = compile_failure(
+                    self.py_func, exc, what="device function", stale_loc=stale_loc
+                )
+                raise failure from (None if is_user_error(exc) else exc)
             finally:
-                self._compiling -= 1
+                self._in_progress.discard(argtypes)
             key = _OverloadKey(self.__name__, argtypes)
             cres.target_context.insert_user_function(key, cres.fndesc, [cres.library])
             self._keys[argtypes] = key
@@ -125,8 +152,8 @@ class DeviceFunction:
 
     @property
     def is_compiling(self) -> bool:
-        """Numba asks while typing a caller, to detect recursion through this function."""
-        return self._compiling > 0
+        """Numba's recursion detection, off: _compile refuses recursion (devices cannot)."""
+        return False
 
     @property
     def nopython_signatures(self):
@@ -154,10 +181,10 @@ class DeviceFunction:
         )
         if self._can_compile:
             self._compile(args)
-        template = typing.make_concrete_template(
+        template = type(
             f"CallTemplate({self.__name__})",
-            key=self.__name__,
-            signatures=self.nopython_signatures,
+            (_LosslessCallTemplate,),
+            {"key": self.__name__, "cases": self.nopython_signatures},
         )
         return template, pysig, args, {}
 
@@ -200,6 +227,49 @@ def _unpickle_device_function(py_func: bytes, signatures, options: dict) -> Devi
     return function
 
 
+def _lossless(context, actual, formal) -> bool:
+    """Whether a value of type `actual` converts to `formal` without loss."""
+    if isinstance(actual, types.IntegerLiteral) and isinstance(formal, types.Integer):
+        return formal.minval <= actual.literal_value <= formal.maxval
+    conversion = context.can_convert(actual, formal)
+    return conversion is not None and conversion <= Conversion.safe
+
+
+class _LosslessCallTemplate(AbstractTemplate):
+    """A call to a device function: the cheapest signature taking every argument losslessly.
+
+    Numba's own resolution would also convert unsafely (an int64 into an int32 parameter
+    silently narrows); here that is a compile error naming the function and both types.
+    """
+
+    cases: list = []
+
+    def generic(self, args, kws):
+        context = self.context
+        fitting = [
+            sig
+            for sig in self.cases
+            if len(sig.args) == len(args)
+            and all(_lossless(context, a, f) for a, f in zip(args, sig.args))
+        ]
+        if fitting:
+            return min(fitting, key=lambda sig: _conversion_cost(context, args, sig.args))
+        declared = ", ".join(str(sig) for sig in self.cases) or "none"
+        given = ", ".join(str(a) for a in args)
+        raise numba_errors.TypingError(
+            f"device function '{self.key}' takes ({given}) with none of its signatures "
+            f"without loss (declared: {declared}); convert the argument explicitly (e.g. "
+            f"int32(x)) or declare a signature for these types"
+        )
+
+
+def _conversion_cost(context, args, formals) -> int:
+    return sum(
+        0 if isinstance(a, types.Literal) else int(context.can_convert(a, f))
+        for a, f in zip(args, formals)
+    )
+
+
 @typeof_impl.register(DeviceFunction)
 def _typeof_device_function(value, context):
     return types.Dispatcher(value)
@@ -208,8 +278,8 @@ def _typeof_device_function(value, context):
 def _jit_for_overloads(*args, **options):
     """What Numba's @overload machinery calls to compile an implementation for this target."""
     if args and callable(args[0]):
-        return DeviceFunction(args[0])
-    return lambda py_func: DeviceFunction(py_func)
+        return DeviceFunction(args[0], user_code=False)
+    return lambda py_func: DeviceFunction(py_func, user_code=False)
 
 
 dispatcher_registry[SYCLDevice] = DeviceFunction
@@ -217,13 +287,16 @@ jit_registry[SYCLDevice] = _jit_for_overloads
 
 
 def func(function_or_signatures=None, /, *, fastmath: bool = False, debug: bool = False):
-    """@dk.func (lazy) or @dk.func(sig | [sigs]): a device function for kernels to call."""
+    """@dk.func (lazy) or @dk.func(sig | [sigs]): a device function for kernels to call.
+
+    A signature is a Numba signature (dk.int64(dk.int64)) or its string ("int64(int64)").
+    """
     from numba.core.typing.templates import Signature
 
     if callable(function_or_signatures) and not isinstance(function_or_signatures, Signature):
         return DeviceFunction(function_or_signatures, fastmath=fastmath, debug=debug)
     signatures = function_or_signatures
-    if isinstance(signatures, Signature):
+    if isinstance(signatures, (str, Signature)):
         signatures = [signatures]
 
     def decorate(py_func) -> DeviceFunction:

@@ -70,8 +70,8 @@ def _llvm_type(context: SYCLTargetContext, kind: str):
 def build_kernel_entry(context: SYCLTargetContext, fndesc, symbol: str, library, error_flag: bool):
     """Add a module to `library` holding the spir_kernel `symbol` that calls `fndesc`.
 
-    With `error_flag`, the entry takes one more argument, a global int32 that receives the
-    status of a work-item whose code raised (debug mode reads it after the kernel).
+    With `error_flag`, the entry takes one more argument, the launch's error record
+    (errors.py), which receives the status of the first work-item whose code raised.
     """
     argtypes = list(fndesc.argtypes)
     slots = [params.param_slots(i, param_of(t)) for i, t in enumerate(argtypes)]
@@ -99,12 +99,12 @@ def build_kernel_entry(context: SYCLTargetContext, fndesc, symbol: str, library,
             call_args.append(flat[0])
 
     callee = context.declare_function(module, fndesc)
-    status, _ = context.call_conv.call_function(builder, callee, types.void, argtypes, call_args)
+    record = entry.args[-1] if error_flag else None
+    status, _ = context.call_conv.call_function(
+        builder, callee, types.void, argtypes, call_args, error_record=record
+    )
     if error_flag:
-        flag = entry.args[-1]
-        with builder.if_then(status.is_error, likely=False):
-            code = builder.trunc(status.code, _I32) if status.code.type.width > 32 else status.code
-            builder.store(code, flag)
+        context.call_conv.store_status(builder, record, status)
     builder.ret_void()
     library.add_ir_module(module)
     return entry

@@ -6,6 +6,7 @@ Kernels are typed and lowered in contexts of their own, registered under the tar
 
 from __future__ import annotations
 
+import itertools
 from functools import cached_property
 
 import llvmlite.binding as ll
@@ -13,21 +14,20 @@ import numpy as np
 from llvmlite import ir
 from numba.core import cgutils, datamodel, errors, fastmathpass, types, typing
 from numba.core.base import BaseContext
-from numba.core.callconv import MinimalCallConv
+from numba.core.callconv import FIRST_USEREXC, MinimalCallConv
 from numba.core.datamodel import models
 from numba.core.descriptors import TargetDescriptor
 from numba.core.options import TargetOptions
 from numba.core.target_extension import GPU, target_registry
 
-from ..types import inference  # noqa: F401  (teaches Numba's typeof about USM arrays)
 from ..types.usm_array_type import USMArrayType
-from . import codegen
+from . import arithmetic, bounds, codegen, patches
+from .kernel_api import LocalArrayType, lowering_registry, typing_registry
+from .kernel_api.atomics import compare_exchange_bits
+from .kernel_api.spirv import GLOBAL
 from .literals import WeakFloat, WeakFloatModel, strengthen, weak_float
 
 TARGET_NAME = "dpex_kernels"
-
-#: SPIR-V address spaces as LLVM numbers them for the spirv64 target.
-PRIVATE, GLOBAL, CONSTANT, LOCAL, GENERIC = 0, 1, 2, 3, 4
 
 
 class SYCLDevice(GPU):
@@ -35,20 +35,7 @@ class SYCLDevice(GPU):
 
 
 target_registry[TARGET_NAME] = SYCLDevice
-
-
-def _pointer_add(builder, ptr, offset, return_type=None):
-    """cgutils.pointer_add that keeps the pointer's address space (Numba's drops it)."""
-    if isinstance(offset, int):
-        offset = cgutils.intp_t(offset)
-    base = builder.bitcast(ptr, ir.IntType(8).as_pointer(ptr.type.addrspace))
-    addr = builder.gep(base, [offset])
-    return builder.bitcast(addr, return_type or ptr.type)
-
-
-# Identical to Numba's for address space 0, so CPU code is unaffected; array views inside
-# kernels (whose data lives in the global address space) need the address space kept.
-cgutils.pointer_add = _pointer_add
+patches.apply()
 
 
 class AddressSpacePointerModel(models.PrimitiveModel):
@@ -79,27 +66,7 @@ class AddressSpaceArrayModel(models.StructModel):
         super().__init__(dmm, fe_type, members)
 
 
-class LocalArrayType(types.Array):
-    """An array in work-group local memory (dk.local.array)."""
-
-    addrspace = LOCAL
-
-    def __init__(self, dtype, ndim, layout="C", readonly=False, aligned=True):
-        name = f"local_array({dtype}, {ndim}d, {layout})"
-        super().__init__(dtype, ndim, layout, readonly=readonly, name=name, aligned=aligned)
-
-    def copy(self, dtype=None, ndim=None, layout=None, readonly=None):
-        """Views of a local array stay in local memory."""
-        return LocalArrayType(
-            self.dtype if dtype is None else dtype,
-            self.ndim if ndim is None else ndim,
-            self.layout if layout is None else layout,
-            readonly=(not self.mutable) if readonly is None else readonly,
-            aligned=self.aligned,
-        )
-
-
-_ADDRSPACE = {USMArrayType: GLOBAL, LocalArrayType: LOCAL}
+_ADDRSPACE = {USMArrayType: GLOBAL, LocalArrayType: LocalArrayType.addrspace}
 
 
 def _data_model_manager() -> datamodel.DataModelManager:
@@ -117,13 +84,11 @@ class SYCLTypingContext(typing.BaseContext):
     def load_additional_registries(self):
         from numba.core.typing import cmathdecl, enumdecl, mathdecl, npydecl
 
-        from . import kernel_api, work_group  # noqa: F401  (work_group registers into kernel_api)
-
         self.install_registry(cmathdecl.registry)
         self.install_registry(enumdecl.registry)
         self.install_registry(mathdecl.registry)
         self.install_registry(npydecl.registry)
-        self.install_registry(kernel_api.typing_registry)
+        self.install_registry(typing_registry)
 
     def resolve_value_type(self, val):
         """Python floats are weak (literals.py); CPU @njit functions get device twins."""
@@ -162,12 +127,83 @@ class SYCLTypingContext(typing.BaseContext):
         return found
 
 
-class SYCLCallConv(MinimalCallConv):
-    """Numba's minimal calling convention, refusing what a device cannot do in plain words.
+_ERROR_RECORD = ir.IntType(32).as_pointer(GLOBAL)
+_exception_codes = itertools.count(FIRST_USEREXC)
+#: status code -> (exception class, args, (function, file, line)) of every device function
+#: compiled in this process: codes are unique process-wide, so a code a device function
+#: returns through its callers still names the right exception.
+EXCEPTIONS: dict[int, tuple] = {}
 
-    A raise with constant arguments returns its exception's code: the work-item stops there
-    (and debug=True reports it after the launch).
+
+class _CallHelper:
+    """Numba's per-function exception table, with codes unique across the process."""
+
+    def __init__(self):
+        self.exceptions = {}
+
+    def _add_exception(self, exc, exc_args, locinfo):
+        code = next(_exception_codes)
+        self.exceptions[code] = EXCEPTIONS[code] = (exc, exc_args, locinfo)
+        return code
+
+
+class SYCLCallConv(MinimalCallConv):
+    """Numba's minimal calling convention plus an error record; refuses what devices cannot do.
+
+    Every device function takes, after the return slot, a pointer to the launch's error record
+    (errors.py; null when the launch has none), where a failed bounds check writes its index
+    and bound. A raise with constant arguments returns its exception's code: the work-item
+    stops there (and debug=True reports it after the launch).
     """
+
+    def _make_call_helper(self, builder):
+        return _CallHelper()
+
+    def get_function_type(self, restype, argtypes):
+        fnty = super().get_function_type(restype, argtypes)
+        return ir.FunctionType(fnty.return_type, [fnty.args[0], _ERROR_RECORD, *fnty.args[1:]])
+
+    def decorate_function(self, fn, args, fe_argtypes, noalias=False):
+        super().decorate_function(fn, args, fe_argtypes, noalias)
+        fn.args[1].name = ".error_record"
+
+    def get_arguments(self, func):
+        return func.args[2:]
+
+    def error_record(self, builder) -> ir.Value:
+        """The error record of the function being built (null in a kernel entry)."""
+        if builder.function.calling_convention == "spir_kernel":
+            return ir.Constant(_ERROR_RECORD, None)
+        return builder.function.args[1]
+
+    def call_function(self, builder, callee, resty, argtys, args, error_record=None):
+        """Call a device function; a kernel entry passes its record, others forward theirs."""
+        retty = callee.args[0].type.pointee
+        retvaltmp = cgutils.alloca_once(builder, retty)
+        builder.store(cgutils.get_null_value(retty), retvaltmp)
+        record = self.error_record(builder) if error_record is None else error_record
+        packed = self._get_arg_packer(argtys).as_arguments(builder, args)
+        code = builder.call(callee, [retvaltmp, record, *packed])
+        status = self._get_return_status(builder, code)
+        out = self.context.get_returned_value(builder, resty, builder.load(retvaltmp))
+        return status, out
+
+    def add_exception(self, builder, exc, exc_args) -> int:
+        """Register an exception raised at the current source line; return its code."""
+        loc = errors.loc_info.get("loc")
+        locinfo = None if loc is None else (builder.function.name, loc.filename, loc.line)
+        return self._get_call_helper(builder)._add_exception(exc, exc_args, locinfo)
+
+    def return_code(self, builder, code: int) -> None:
+        self._return_errcode_raw(builder, code)
+
+    def store_status(self, builder, record, status) -> None:
+        """In a kernel entry: the first failing work-item's status code goes to the record."""
+        with builder.if_then(status.is_error, likely=False):
+            code = status.code
+            if code.type.width > 32:
+                code = builder.trunc(code, ir.IntType(32))
+            compare_exchange_bits(builder, record, ir.Constant(code.type, 0), code)
 
     def return_dynamic_user_exc(self, builder, exc, exc_args, nb_types, loc=None, func_name=None):
         raise errors.UnsupportedError(
@@ -215,12 +251,11 @@ class SYCLTargetContext(BaseContext):
         )
         from numba.np import arrayobj, npdatetime, npyimpl  # noqa: F401
 
-        from . import kernel_api, work_group  # noqa: F401  (work_group registers into kernel_api)
-
         self.install_registry(mathimpl.registry)
         self.install_registry(cmathimpl.registry)
         self.install_registry(npyimpl.registry)
-        self.install_registry(kernel_api.lowering_registry)
+        self.install_registry(lowering_registry)
+        self.install_registry(arithmetic.lowering_registry)
 
     def codegen(self):
         return self._internal_codegen
@@ -255,6 +290,10 @@ class SYCLTargetContext(BaseContext):
         if isinstance(ty, types.Dispatcher):
             return self.get_dummy_value()
         return super().get_constant_generic(builder, ty, val)
+
+    def check_index(self, builder, index, size, axis=None) -> None:
+        """Numba's bounds check on this target (patches.py routes cgutils.do_boundscheck here)."""
+        bounds.check_index(self, builder, index, size, axis)
 
     def addrspacecast(self, builder, value, addrspace):
         """Cast a pointer to another address space (no-op when it is already there)."""

@@ -18,7 +18,7 @@ import dpctl
 import dpctl.memory as dpmem
 
 from .._runtime import DeviceLimits
-from ..errors import InvalidRangeError, KernelBoundsError, KernelSignatureError
+from ..errors import ERROR_RECORD_BYTES, InvalidRangeError, KernelSignatureError, launch_error
 from ..types.ranges import NdRange, as_launch_range
 from ..types.spec import explain_mismatch, first_difference
 from ._native import launcher
@@ -113,21 +113,11 @@ def check_limits(name: str, launch: launcher.Launcher, compiled, queue) -> None:
             )
 
 
-#: Bytes of a debug launch's error record; its int32 status code comes first.
-ERROR_RECORD_BYTES = 4
-
-
 def _raise_kernel_error(artifacts, record) -> None:
     """Debug mode: the exception a work-item raised, by the error record it filled."""
-    code = int.from_bytes(record.copy_to_host().tobytes()[:4], "little", signed=True)
-    exc_class, exc_args = artifacts.exceptions.get(code, (None, ()))
-    message = exc_args[0] if exc_args else "no message"
-    if exc_class is None or issubclass(exc_class, IndexError):
-        raise KernelBoundsError(
-            f"kernel '{artifacts.name}' indexed an array out of bounds ({message}); the "
-            f"launch ran with debug=True, so nothing beyond the array was written"
-        )
-    raise exc_class(f"raised inside kernel '{artifacts.name}': {message}")
+    error = launch_error(artifacts.name, artifacts.exceptions, record.copy_to_host().tobytes())
+    if error is not None:
+        raise error
 
 
 def binding_for(compiled, queue: dpctl.SyclQueue, launch: launcher.Launcher):

@@ -1,9 +1,12 @@
-"""typeof: the kernel parameter type of a Python object, also taught to Numba's own typeof."""
+"""typeof: the kernel parameter type of a Python object.
+
+Numba's own typeof of dpnp arrays gives the same types (dispatcher/njit.py registers it, for
+@numba.njit host code that launches kernels).
+"""
 
 from __future__ import annotations
 
 from numba.core import types
-from numba.core.typing.typeof import typeof_impl
 
 from .arguments import array_spec_of, not_passable_message
 from .spec import scalar_name_of
@@ -21,13 +24,6 @@ def typeof(obj: object) -> types.Type:
     raise TypeError(not_passable_message(obj))
 
 
-def _register_with_numba() -> None:
-    """So Numba itself infers usm_array for dpnp and usm_ndarray arguments."""
-    import dpnp
-    import dpnp.tensor
+from ..compiler import patches  # noqa: E402  (after typeof, which patches registers)
 
-    for cls in (dpnp.ndarray, dpnp.tensor.usm_ndarray):
-        typeof_impl.register(cls)(lambda value, context: typeof(value))
-
-
-_register_with_numba()
+patches.apply()

@@ -1,0 +1,213 @@
+"""Atomics on global and local arrays: dk.atomic.add, sub, min, max, exchange, compare_exchange."""
+
+from __future__ import annotations
+
+from llvmlite import ir
+from numba.core import cgutils
+from numba.core import types as nbtypes
+from numba.core.typing.templates import AbstractTemplate, signature
+
+from .registry import call_builtin, host_stub, lowering_registry, namespace, typing_registry
+from .spirv import SCOPE_CROSS_DEVICE, SEMANTICS_RELAXED, TYPE_CODES
+
+_I32 = ir.IntType(32)
+
+
+_ATOMIC_DTYPES = (
+    nbtypes.int32,
+    nbtypes.int64,
+    nbtypes.uint32,
+    nbtypes.uint64,
+    nbtypes.float32,
+    nbtypes.float64,
+)
+
+
+def _atomic_target(arr, idx):
+    if not isinstance(arr, nbtypes.Array) or arr.dtype not in _ATOMIC_DTYPES:
+        return False
+    if isinstance(idx, nbtypes.Integer):
+        return arr.ndim == 1
+    return (
+        isinstance(idx, nbtypes.BaseTuple)
+        and len(idx) == arr.ndim
+        and all(isinstance(t, nbtypes.Integer) for t in idx)
+    )
+
+
+def _element_pointer(context, builder, arr_type, arr, idx_type, idx):
+    array = context.make_array(arr_type)(context, builder, arr)
+    if isinstance(idx_type, nbtypes.BaseTuple):
+        indices = cgutils.unpack_tuple(builder, idx, len(idx_type))
+        index_types = list(idx_type)
+    else:
+        indices, index_types = [idx], [idx_type]
+    indices = [context.cast(builder, i, t, nbtypes.intp) for i, t in zip(indices, index_types)]
+    return cgutils.get_item_pointer(
+        context,
+        builder,
+        arr_type,
+        array,
+        indices,
+        wraparound=True,
+        boundscheck=context.enable_boundscheck,
+    )
+
+
+def _as_int(builder, value, dtype):
+    width = dtype.bitwidth
+    return builder.bitcast(value, ir.IntType(width)) if isinstance(dtype, nbtypes.Float) else value
+
+
+def compare_exchange_bits(builder, pointer, expected, desired) -> ir.Value:
+    """SPIR-V's OpAtomicCompareExchange on integers of 32 or 64 bits; returns the old value.
+
+    LLVM's cmpxchg returns a {value, success} pair that the optimiser moves into phis of CAS
+    loops, and the SPIR-V back end aborts the process on such a phi ("illegal aggregate
+    intrinsic user"). The SPIR-V built-in returns a plain scalar, so no pair ever exists.
+    """
+    integer = expected.type
+    code = TYPE_CODES[f"uint{integer.width}"]
+    space = pointer.type.addrspace
+    pointer = builder.bitcast(pointer, integer.as_pointer(space))
+    qualifier = f"PU3AS{space}" if space else "P"
+    name = f"_Z29__spirv_AtomicCompareExchange{qualifier}{code}iii{code}{code}"
+    scope = ir.Constant(_I32, SCOPE_CROSS_DEVICE)
+    semantics = ir.Constant(_I32, SEMANTICS_RELAXED)
+    return call_builtin(
+        builder,
+        name,
+        integer,
+        [pointer.type, _I32, _I32, _I32, integer, integer],
+        [pointer, scope, semantics, semantics, desired, expected],
+    )
+
+
+def _compare_exchange(builder, pointer, expected, desired, dtype) -> ir.Value:
+    """Compare-exchange of one array element of `dtype`, on its bit pattern."""
+    old = compare_exchange_bits(
+        builder, pointer, _as_int(builder, expected, dtype), _as_int(builder, desired, dtype)
+    )
+    return builder.bitcast(old, expected.type) if isinstance(dtype, nbtypes.Float) else old
+
+
+def _cas_loop(builder, pointer, dtype, update):
+    """Atomically replace *pointer with update(old) by compare-and-swap; return old.
+
+    The swap compares bit patterns, so it terminates for NaNs and tells -0.0 from 0.0.
+    """
+    start = builder.load(pointer)
+    entry = builder.block
+    loop = builder.append_basic_block("atomic.cas")
+    done = builder.append_basic_block("atomic.done")
+    builder.branch(loop)
+    builder.position_at_end(loop)
+    current = builder.phi(start.type)
+    current.add_incoming(start, entry)
+    seen = _compare_exchange(builder, pointer, current, update(current), dtype)
+    current.add_incoming(seen, builder.block)
+    swapped = builder.icmp_unsigned(
+        "==", _as_int(builder, seen, dtype), _as_int(builder, current, dtype)
+    )
+    builder.cbranch(swapped, done, loop)
+    builder.position_at_end(done)
+    return current
+
+
+def _float_update(builder, op: str):
+    if op == "add":
+        return lambda value: lambda old: builder.fadd(old, value)
+    if op == "sub":
+        return lambda value: lambda old: builder.fsub(old, value)
+    if op == "min":
+        return lambda value: (
+            lambda old: builder.select(builder.fcmp_ordered("<", value, old), value, old)
+        )
+    return lambda value: (
+        lambda old: builder.select(builder.fcmp_ordered(">", value, old), value, old)
+    )
+
+
+def _atomic_rmw(op: str):
+    public = f"dk.atomic.{op}"
+    stub = host_stub(
+        f"atomic_{op}",
+        public=public,
+        doc=f"In a kernel: {public}(arr, idx, val); returns the old value.",
+    )
+
+    @typing_registry.register_global(stub)
+    class _Template(AbstractTemplate):
+        def generic(self, args, kws):
+            if kws or len(args) != 3 or not _atomic_target(args[0], args[1]):
+                return None
+            if not isinstance(args[2], (nbtypes.Number, nbtypes.Boolean)):
+                return None
+            dtype = args[0].dtype
+            return signature(dtype, args[0], args[1], dtype)
+
+    @lowering_registry.lower(stub, nbtypes.Array, nbtypes.Any, nbtypes.Any)
+    def _lower(context, builder, sig, args):
+        arr_type, idx_type, dtype = sig.args
+        pointer = _element_pointer(context, builder, arr_type, args[0], idx_type, args[1])
+        value = args[2]
+        if isinstance(dtype, nbtypes.Float):
+            if op == "exchange":
+                return _cas_loop(builder, pointer, dtype, lambda old: value)
+            return _cas_loop(builder, pointer, dtype, _float_update(builder, op)(value))
+        signed = dtype.signed
+        llvm_op = {
+            "add": "add",
+            "sub": "sub",
+            "exchange": "xchg",
+            "min": "min" if signed else "umin",
+            "max": "max" if signed else "umax",
+        }[op]
+        return builder.atomic_rmw(llvm_op, pointer, value, "monotonic")
+
+    return stub
+
+
+atomic_add = _atomic_rmw("add")
+atomic_sub = _atomic_rmw("sub")
+atomic_min = _atomic_rmw("min")
+atomic_max = _atomic_rmw("max")
+atomic_exchange = _atomic_rmw("exchange")
+
+atomic_compare_exchange = host_stub(
+    "atomic_compare_exchange",
+    public="dk.atomic.compare_exchange",
+    doc="In a kernel: store `desired` where arr[idx] == `expected` (bitwise); return the old.",
+)
+
+
+@typing_registry.register_global(atomic_compare_exchange)
+class _CompareExchangeTemplate(AbstractTemplate):
+    def generic(self, args, kws):
+        if kws or len(args) != 4 or not _atomic_target(args[0], args[1]):
+            return None
+        if not all(isinstance(a, (nbtypes.Number, nbtypes.Boolean)) for a in args[2:]):
+            return None
+        dtype = args[0].dtype
+        return signature(dtype, args[0], args[1], dtype, dtype)
+
+
+@lowering_registry.lower(
+    atomic_compare_exchange, nbtypes.Array, nbtypes.Any, nbtypes.Any, nbtypes.Any
+)
+def _lower_compare_exchange(context, builder, sig, args):
+    arr_type, idx_type, dtype, _ = sig.args
+    pointer = _element_pointer(context, builder, arr_type, args[0], idx_type, args[1])
+    return _compare_exchange(builder, pointer, args[2], args[3], dtype)
+
+
+atomic = namespace(
+    "atomic",
+    "Atomic read-modify-write on global and local arrays (relaxed ordering).",
+    add=atomic_add,
+    sub=atomic_sub,
+    min=atomic_min,
+    max=atomic_max,
+    exchange=atomic_exchange,
+    compare_exchange=atomic_compare_exchange,
+)

@@ -1,0 +1,124 @@
+"""Index space: dk.get_global_id & co, lowered to `dpex.*` placeholders.
+
+Codegen defines the placeholders per launch dimension count with OpenCL built-ins
+(Itanium-mangled names, which the SPIR-V back end turns into SPIR-V built-in variables).
+"""
+
+from __future__ import annotations
+
+import re
+
+from llvmlite import ir
+from numba.core import cgutils, errors, types
+from numba.core.typing.templates import AbstractTemplate, signature
+
+from .registry import host_stub, lowering_registry, typing_registry
+
+_I64 = ir.IntType(64)
+
+# --- index space --------------------------------------------------------------------------
+
+_INDEX_FUNCTIONS = {
+    "get_global_id": ("_Z13get_global_idj", "the work-item's id in the global range"),
+    "get_local_id": ("_Z12get_local_idj", "the work-item's id inside its work-group"),
+    "get_group_id": ("_Z12get_group_idj", "the work-group's id"),
+    "get_global_size": ("_Z15get_global_sizej", "the global range's size"),
+    "get_local_size": ("_Z14get_local_sizej", "the work-group's size"),
+    "get_num_groups": ("_Z14get_num_groupsj", "the number of work-groups"),
+}
+
+
+def call_index_placeholder(builder: ir.IRBuilder, name: str, args) -> ir.Value:
+    """Call `dpex.<name>`, which codegen defines once the launch's dimension count is known.
+
+    SYCL dimension d is OpenCL dimension (ndim - 1 - d), so that the last one varies fastest.
+    With ndim a constant every index call gets a constant OpenCL dimension, which the device
+    compiler needs to vectorise across work-items.
+    """
+    fnty = ir.FunctionType(_I64, [_I64] * len(args))
+    function = cgutils.get_or_insert_function(builder.module, fnty, f"dpex.{name}")
+    return builder.call(function, args)
+
+
+def _index_function(name: str, mangled: str, doc: str):
+    stub = host_stub(name, f"In a kernel: {doc} in dimension `dim` (0 = slowest varying).")
+
+    @typing_registry.register_global(stub)
+    class _Template(AbstractTemplate):
+        key = stub
+        prefer_literal = True  # so that lowering sees a constant dimension as one
+
+        def generic(self, args, kws):
+            if not kws and len(args) == 1 and isinstance(args[0], types.Integer):
+                return signature(types.intp, args[0])
+            return None
+
+    @lowering_registry.lower(stub, types.Integer)
+    def _lower(context, builder, sig, args):
+        dim_type = sig.args[0]
+        if isinstance(dim_type, types.IntegerLiteral) and dim_type.literal_value not in (0, 1, 2):
+            raise errors.UnsupportedError(
+                f"dk.{name}({dim_type.literal_value}): the dimension is a constant 0, 1 or 2 "
+                f"(SYCL ranges have at most three dimensions)"
+            )
+        dim = context.cast(builder, args[0], dim_type, types.int64)
+        return call_index_placeholder(builder, name, [dim])
+
+    return stub
+
+
+get_global_id = _index_function("get_global_id", *_INDEX_FUNCTIONS["get_global_id"])
+get_local_id = _index_function("get_local_id", *_INDEX_FUNCTIONS["get_local_id"])
+get_group_id = _index_function("get_group_id", *_INDEX_FUNCTIONS["get_group_id"])
+get_global_size = _index_function("get_global_size", *_INDEX_FUNCTIONS["get_global_size"])
+get_local_size = _index_function("get_local_size", *_INDEX_FUNCTIONS["get_local_size"])
+get_num_groups = _index_function("get_num_groups", *_INDEX_FUNCTIONS["get_num_groups"])
+
+get_work_dim = host_stub("get_work_dim", "In a kernel: the number of dimensions of the range.")
+
+
+@typing_registry.register_global(get_work_dim)
+class _WorkDimTemplate(AbstractTemplate):
+    key = get_work_dim
+
+    def generic(self, args, kws):
+        if not args and not kws:
+            return signature(types.intp)
+        return None
+
+
+@lowering_registry.lower(get_work_dim)
+def _lower_work_dim(context, builder, sig, args):
+    return call_index_placeholder(builder, "get_work_dim", [])
+
+
+def index_definitions(ndim: int) -> str:
+    """LLVM IR defining the `dpex.*` index placeholders for a launch of `ndim` dimensions."""
+    lines = [f"define i64 @dpex.get_work_dim() alwaysinline {{\n  ret i64 {ndim}\n}}"]
+    for name, (mangled, _doc) in _INDEX_FUNCTIONS.items():
+        # Ids are >= 0 and sizes >= 1: LLVM then knows `i += get_global_size(0)` loops never
+        # index negatively and drops Numba's wraparound, so the loads vectorise.
+        is_id = name.endswith("_id")
+        lines.append(
+            f"declare spir_func i64 @{mangled}(i32)\n"
+            f"define i64 @dpex.{name}(i64 %d) alwaysinline {{\n"
+            f"  %t = trunc i64 %d to i32\n"
+            f"  %o = sub i32 {ndim - 1}, %t\n"
+            f"  %r = call spir_func i64 @{mangled}(i32 %o), !range !{0 if is_id else 1}"
+            "\n  ret i64 %r\n}"
+        )
+    lines.append("!0 = !{i64 0, i64 9223372036854775807}")
+    lines.append("!1 = !{i64 1, i64 9223372036854775807}")
+    return "\n".join(lines) + "\n"
+
+
+_PLACEHOLDER_CALL = re.compile(
+    r'call i64 @"?dpex\.get_(?:global_id|local_id|group_id|global_size|'
+    r'local_size|num_groups)"?\(i64 (\d+)\)'
+)
+
+
+def dimensions_used(llvm_ir: str) -> int:
+    """The launch dimension count a kernel most likely expects: 1 + its largest constant dim."""
+    dims = [int(d) for d in _PLACEHOLDER_CALL.findall(llvm_ir)]
+    return min(3, max(dims, default=0) + 1)

@@ -1,0 +1,136 @@
+"""Local and private arrays: dk.local.array and dk.private.array, and the local array type."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from llvmlite import ir
+from numba.core import types as nbtypes
+from numba.core.typing.templates import CallableTemplate
+from numba.np import numpy_support
+from numba.np.arrayobj import populate_array
+
+from .registry import host_stub, lowering_registry, namespace, typing_registry
+from .spirv import LOCAL, PRIVATE
+
+
+class LocalArrayType(nbtypes.Array):
+    """An array in work-group local memory (dk.local.array)."""
+
+    addrspace = LOCAL
+
+    def __init__(self, dtype, ndim, layout="C", readonly=False, aligned=True):
+        name = f"local_array({dtype}, {ndim}d, {layout})"
+        super().__init__(dtype, ndim, layout, readonly=readonly, name=name, aligned=aligned)
+
+    def copy(self, dtype=None, ndim=None, layout=None, readonly=None):
+        """Views of a local array stay in local memory."""
+        return LocalArrayType(
+            self.dtype if dtype is None else dtype,
+            self.ndim if ndim is None else ndim,
+            self.layout if layout is None else layout,
+            readonly=(not self.mutable) if readonly is None else readonly,
+            aligned=self.aligned,
+        )
+
+
+def _literal_shape(shape_type) -> tuple[int, ...] | None:
+    if isinstance(shape_type, nbtypes.IntegerLiteral):
+        return (shape_type.literal_value,)
+    if isinstance(shape_type, nbtypes.BaseTuple) and all(
+        isinstance(t, nbtypes.IntegerLiteral) for t in shape_type
+    ):
+        return tuple(t.literal_value for t in shape_type)
+    return None
+
+
+def _dtype_of(dtype_type):
+    if isinstance(dtype_type, nbtypes.DTypeSpec):
+        return dtype_type.dtype
+    if isinstance(dtype_type, nbtypes.StringLiteral):
+        try:
+            return numpy_support.from_dtype(np.dtype(dtype_type.literal_value))
+        except (TypeError, ValueError, NotImplementedError):
+            return None
+    return None
+
+
+def _array_allocator(name: str, public: str, make_type, place):
+    stub = host_stub(
+        name,
+        f"In a kernel: {public}(shape, dtype); shape a constant; both may be keywords.",
+        public,
+    )
+
+    @typing_registry.register_global(stub)
+    class _Template(CallableTemplate):
+        prefer_literal = True  # dtype strings ("f4") are read as literals
+
+        def generic(self):
+            def typer(shape, dtype):
+                extents, element = _literal_shape(shape), _dtype_of(dtype)
+                if extents is None or element is None or any(n <= 0 for n in extents):
+                    return None
+                return make_type(element, len(extents))
+
+            return typer
+
+    @lowering_registry.lower(stub, nbtypes.Any, nbtypes.Any)
+    def _lower(context, builder, sig, args):
+        array_type = sig.return_type
+        shape = _literal_shape(sig.args[0])
+        element = context.get_data_type(array_type.dtype)
+        data = place(builder, ir.ArrayType(element, math.prod(shape)))
+        data = builder.bitcast(data, element.as_pointer(data.type.addrspace))
+        itemsize = context.get_abi_sizeof(element)
+        strides, step = [], itemsize
+        for extent in reversed(shape):
+            strides.insert(0, step)
+            step *= extent
+        intp = context.get_value_type(nbtypes.intp)
+        array = context.make_array(array_type)(context, builder)
+        populate_array(
+            array,
+            data=data,
+            shape=[intp(n) for n in shape],
+            strides=[intp(n) for n in strides],
+            itemsize=itemsize,
+            meminfo=None,
+        )
+        return array._getvalue()
+
+    return stub
+
+
+def _place_local(builder, array_type):
+    module = builder.module
+    variable = ir.GlobalVariable(
+        module, array_type, module.get_unique_name("dpex.local"), addrspace=LOCAL
+    )
+    variable.linkage = "internal"
+    variable.initializer = ir.Constant(array_type, ir.Undefined)
+    return variable
+
+
+def _place_private(builder, array_type):
+    with builder.goto_entry_block():
+        return builder.alloca(array_type)
+
+
+local_array = _array_allocator(
+    "local_array",
+    "dk.local.array",
+    LocalArrayType,
+    _place_local,
+)
+private_array = _array_allocator(
+    "private_array",
+    "dk.private.array",
+    lambda dtype, ndim: nbtypes.Array(dtype, ndim, "C"),
+    _place_private,
+)
+assert PRIVATE == 0  # private arrays are Numba's own arrays: address space 0 is private
+
+local = namespace("local", "Work-group local memory.", array=local_array)
+private = namespace("private", "Per-work-item private memory.", array=private_array)

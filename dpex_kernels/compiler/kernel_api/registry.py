@@ -1,0 +1,51 @@
+"""The typing and lowering registries of the kernel API, host stubs and built-in calls."""
+
+from __future__ import annotations
+
+import types as pytypes
+
+from llvmlite import ir
+from numba.core import cgutils
+from numba.core.imputils import Registry as LoweringRegistry
+from numba.core.typing.templates import Registry
+
+typing_registry = Registry()
+lowering_registry = LoweringRegistry("dpex_kernels.kernel_api")
+
+
+def host_stub(name: str, doc: str, public: str | None = None):
+    """The Python object standing for a device-only function; called on the host, it raises.
+
+    Every stub lives in this module under `name`: Numba keys typing on globally reachable
+    objects, and pickles find them here. `public` is how users spell it (default dk.<name>).
+    """
+    public = public or f"dk.{name}"
+
+    def stub(*args, **kwargs):
+        raise TypeError(
+            f"{public}() can only be called inside a @dk.kernel or @dk.func, not from host code"
+        )
+
+    stub.__name__ = stub.__qualname__ = name
+    stub.__doc__ = doc
+    stub.__module__ = __name__
+    globals()[name] = stub
+    return stub
+
+
+def call_builtin(builder, name: str, return_type, arg_types, args, convergent: bool = False):
+    """Call an OpenCL or SPIR-V built-in by its Itanium-mangled name."""
+    fnty = ir.FunctionType(return_type, arg_types)
+    function = cgutils.get_or_insert_function(builder.module, fnty, name)
+    function.calling_convention = "spir_func"
+    if convergent:
+        function.attributes.add("convergent")
+    return builder.call(function, args, cconv="spir_func")
+
+
+def namespace(name: str, doc: str, **members) -> pytypes.ModuleType:
+    """A public namespace such as dk.atomic: a module object holding stubs."""
+    module = pytypes.ModuleType(f"dpex_kernels.{name}", doc)
+    for attribute, value in members.items():
+        setattr(module, attribute, value)
+    return module

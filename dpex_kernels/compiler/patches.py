@@ -1,0 +1,98 @@
+"""Every change this package makes to Numba's and LLVM's process-wide state, in one place.
+
+Numba has no per-target hook for these; each change below says why it is needed and keeps
+every other target (Numba's CPU `@njit` above all) on Numba's own code path. `apply()` runs
+once, when the compiler or dk.typeof is first imported, and refuses Numba or llvmlite
+versions other than the pinned ones, whose internals these rely on.
+tests/test_hardening_patches.py checks that CPU code is unchanged.
+
+Not here, because they change no behaviour of Numba's, only teach it this package's types:
+Numba's typeof and CPU unboxing of dpnp arrays (usm_array), of dk kernels and of dk.NdRange,
+which let @numba.njit host code launch kernels (dispatcher/njit.py), and the typeof of device
+functions (compiler/functions.py).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+
+import llvmlite
+import llvmlite.binding as ll
+import numba
+from numba.core import cgutils
+from numba.core.compiler_lock import global_compiler_lock
+
+PINNED = {"numba": (numba.__version__, "0.68."), "llvmlite": (llvmlite.__version__, "0.50.")}
+
+_numba_pointer_add = cgutils.pointer_add
+_numba_do_boundscheck = cgutils.do_boundscheck
+_applied = False
+_lock = threading.Lock()
+
+
+def _pointer_add(builder, ptr, offset, return_type=None):
+    """Numba's pointer_add casts through an address-space-0 i8*: wrong for device memory.
+
+    Array views in kernels live in the global or local address space; on those the byte
+    offset is applied in the pointer's own space. Address-space-0 pointers (all of CPU code)
+    take Numba's own function.
+    """
+    if ptr.type.addrspace == 0:
+        return _numba_pointer_add(builder, ptr, offset, return_type)
+    from llvmlite import ir
+
+    if isinstance(offset, int):
+        offset = cgutils.intp_t(offset)
+    base = builder.bitcast(ptr, ir.IntType(8).as_pointer(ptr.type.addrspace))
+    return builder.bitcast(builder.gep(base, [offset]), return_type or ptr.type)
+
+
+def _do_boundscheck(context, builder, ind, dimlen, axis=None):
+    """Numba's debug bounds check raises a message-less IndexError and drops the index.
+
+    On the SYCL target the check goes to the context's `check_index` (compiler/bounds.py),
+    which reports the array, the index, the bound and the line; other targets keep Numba's.
+    """
+    check_index = getattr(context, "check_index", None)
+    if check_index is None:
+        return _numba_do_boundscheck(context, builder, ind, dimlen, axis)
+    return check_index(builder, ind, dimlen, axis)
+
+
+@contextlib.contextmanager
+def llvm_options():
+    """LLVM's options for optimising device code, restored to LLVM's defaults afterwards.
+
+    Exit-value replacement turns loop sums into closed forms over i65 and wider integers,
+    which the SPIR-V back end aborts the process on. LLVM options are process-wide, so the
+    option is set only under Numba's global compiler lock, which Numba's CPU compiler holds
+    while it optimises: no CPU function is ever optimised with it.
+    """
+    with global_compiler_lock:
+        ll.set_option("dpex_kernels", "-replexitval=never")
+        try:
+            yield
+        finally:
+            ll.set_option("dpex_kernels", "-replexitval=cheap")
+
+
+def _check_versions() -> None:
+    for name, (found, pinned) in PINNED.items():
+        if not found.startswith(pinned):
+            raise ImportError(
+                f"dpex_kernels' compiler relies on {name} {pinned}x internals; found {name} "
+                f"{found}: install the versions in dpex_kernels' requirements"
+            )
+
+
+def apply() -> None:
+    """Install the changes above, once per process."""
+    global _applied
+    with _lock:
+        if _applied:
+            return
+        _check_versions()
+        cgutils.pointer_add = _pointer_add
+        cgutils.do_boundscheck = _do_boundscheck
+        _applied = True

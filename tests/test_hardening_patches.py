@@ -1,0 +1,121 @@
+"""Numba's CPU target is unchanged by dpex_kernels; its changes to Numba live in one module."""
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import dpex_kernels
+
+CPU_CODE_BEFORE_AND_AFTER = textwrap.dedent(
+    """
+    import re
+    import numba, numpy as np
+
+    SOURCE = '''
+    def strided_sum(a):
+        total = 0.0
+        for row in a[::2]:
+            for x in row[1::3]:
+                total += x
+        return total
+
+    def triangle(n):
+        s = 0
+        for i in range(n):
+            s += i
+        return s
+
+    def at(a, i):
+        return a[i]
+    '''
+
+    def compile_and_run():
+        namespace = {}
+        exec(SOURCE, namespace)
+        functions = (
+            numba.njit(namespace["strided_sum"]),
+            numba.njit(namespace["triangle"]),
+            numba.njit(boundscheck=True)(namespace["at"]),
+        )
+        results = [functions[0](np.arange(60.0).reshape(6, 10)), functions[1](1000)]
+        try:
+            functions[2](np.arange(3.0), 5)
+        except IndexError as exc:
+            results.append(str(exc))
+        # Numba's mangled names carry a per-process version counter: drop them.
+        ir = [re.sub(r"\\w*v\\d+B\\w*", "F", f.inspect_llvm(f.signatures[0])) for f in functions]
+        return results, ir
+
+    before = compile_and_run()
+    import dpnp
+    import dpex_kernels as dk
+
+    @dk.kernel(debug=True)
+    def triangles(x):
+        i = dk.get_global_id(0)
+        s = 0
+        for j in range(i):
+            s += j
+        x[i, 0] = s
+
+    triangles[4](dpnp.zeros((4, 1), dtype="i8"))
+    after = compile_and_run()
+    assert before[0] == after[0], (before[0], after[0])
+    assert before[1] == after[1], "CPU LLVM IR changed after dpex_kernels compiled a kernel"
+
+    @numba.njit
+    def total(a):
+        return a.shape[0]
+
+    # CPU njit sees a dpnp array as its usm_array, so host code can launch kernels on it.
+    assert total(dpnp.ones(3)) == 3
+    print("unchanged")
+    """
+)
+
+
+def test_cpu_njit_code_is_unchanged_by_compiling_kernels():
+    done = subprocess.run(
+        [sys.executable, "-c", CPU_CODE_BEFORE_AND_AFTER],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.strip().endswith("unchanged")
+
+
+def test_numba_and_llvm_state_is_changed_in_patches_only():
+    package = Path(dpex_kernels.__file__).parent
+    markers = (
+        "cgutils.pointer_add =",
+        "cgutils.do_boundscheck =",
+        "set_option(",
+        "typeof_impl.register(",
+    )
+    for path in package.rglob("*.py"):
+        text = path.read_text()
+        for marker in markers:
+            if marker in text and path.name != "patches.py":
+                # Registrations of this package's own types (see patches.py's docstring).
+                allowed = marker == "typeof_impl.register(" and path.name in (
+                    "functions.py",
+                    "njit.py",
+                )
+                assert allowed, f"{path.relative_to(package)} changes Numba/LLVM state: {marker}"
+
+
+def test_patches_are_applied_once_and_refuse_other_versions(monkeypatch):
+    import pytest
+    from numba.core import cgutils
+
+    from dpex_kernels.compiler import patches
+
+    patches.apply()
+    installed = cgutils.pointer_add
+    patches.apply()
+    assert cgutils.pointer_add is installed is patches._pointer_add
+    monkeypatch.setitem(patches.PINNED, "numba", ("0.99.0", "0.68."))
+    with pytest.raises(ImportError, match="numba 0.68.x"):
+        patches._check_versions()
