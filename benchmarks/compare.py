@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .cases.work_group import work_group_comparisons
 from .results import (
     DPNP,
     EAGER,
@@ -10,18 +11,24 @@ from .results import (
     MISSED,
     NDPEX,
     NDPEX_RAW,
+    NJIT,
     OCL,
     OCL_DPCTL,
+    PY_LOOP,
     RAW,
-    RAW_KA,
     SKIPPED,
+    SOM,
     Comparison,
     Row,
     check,
 )
 
-LAUNCH_TARGETS = {EAGER: "<= 1.25", LAZY: "<= 1.4"}
-LAUNCH_INFO = (RAW_KA, OCL, NDPEX)
+#: Per-launch time over raw submit_async at the same backlog: async launches, then launch + wait.
+LAUNCH_TARGETS = {EAGER: "<= 0.9", LAZY: "<= 1.0", NJIT: "<= 0.6"}
+SYNC_TARGETS = {EAGER: "<= 1.0", LAZY: "<= 1.0"}
+LAUNCH_INFO = (SOM, OCL)
+#: numba-dpex's worker times free-running loops: its cases beside ours at backlog 0.
+NDPEX_CASES = {"64 wi async  3 args": "3 arrays async", "64 wi sync   3 args": "3 arrays sync"}
 BANDWIDTH_TARGET = ">= 0.95"
 BANDWIDTH_GROUPS = ("vecadd", "triad", "stencil")
 #: Kernel time on the device (profiling events): the code-generation target is judged here.
@@ -63,22 +70,43 @@ def _ratio(
     return Comparison(group, case, sname, rname, ratio, target, status, params, note)
 
 
+def ndpex_peer_case(rows: list[Row], case: str) -> str | None:
+    """Our backlog-0 case beside a numba-dpex worker case, if we measured one."""
+    prefix = NDPEX_CASES.get(case)
+    if prefix is None:
+        return None
+    for r in rows:
+        same = " ".join(r.case.split()).startswith(prefix)
+        if r.group == "launch" and r.params.get("backlog") == 0 and same:
+            return r.case
+    return None
+
+
 def launch_comparisons(rows: list[Row]) -> list[Comparison]:
-    """dk eager and lazy per-launch time over raw submit_async, plus the other peers (info)."""
+    """dk eager and lazy per-launch time over raw submit_async at the same backlog; the other
+    implementations over raw as information; numba-dpex over its own venv's floor and dk's."""
     idx, out = _index(rows), []
     for group, case in _cases(rows, ("launch",)):
         raw = idx.get((group, case, RAW))
-        if raw is None:
-            continue
-        for impl, target in LAUNCH_TARGETS.items():
-            out.append(_ratio(group, case, idx.get((group, case, impl)), raw, target, raw.params))
-        for impl in LAUNCH_INFO:
-            if (group, case, impl) in idx:
-                out.append(_ratio(group, case, idx[(group, case, impl)], raw, "", raw.params))
+        if raw is not None:
+            targets = SYNC_TARGETS if raw.params.get("mode") == "sync" else LAUNCH_TARGETS
+            for impl, target in targets.items():
+                subject = idx.get((group, case, impl))
+                if subject is None and impl == NJIT:
+                    continue  # the compiled loop runs the 3-array async case only
+                out.append(_ratio(group, case, subject, raw, target, raw.params))
+            for impl in LAUNCH_INFO:
+                if (group, case, impl) in idx:
+                    out.append(_ratio(group, case, idx[(group, case, impl)], raw, "", raw.params))
+        py_loop = idx.get((group, case, PY_LOOP))
+        if py_loop is not None:  # the Jacobi solver: its loop in @njit over the same in Python
+            out.append(_ratio(group, case, idx.get((group, case, NJIT)), py_loop, "", {}))
         ndpex = idx.get((group, case, NDPEX))
-        if ndpex is not None:  # measured in its own venv: against that venv's floor, and dk's
-            for ref in (NDPEX_RAW, EAGER):
-                out.append(_ratio(group, case, ndpex, idx.get((group, case, ref)), "", raw.params))
+        if ndpex is not None and not ndpex.skipped:  # its own venv: its floor, then dk's
+            out.append(_ratio(group, case, ndpex, idx.get((group, case, NDPEX_RAW)), "", {}))
+            peer = ndpex_peer_case(rows, case)
+            eager = idx.get((group, peer, EAGER)) if peer else None
+            out.append(_ratio(group, case, ndpex, eager, "", {"peer_case": peer}))
     return out
 
 
@@ -177,4 +205,5 @@ def all_comparisons(rows: list[Row], cache_bytes: int) -> list[Comparison]:
         + device_time_comparisons(rows)
         + compile_comparisons(rows)
         + memory_comparisons(rows)
+        + work_group_comparisons(rows)
     )

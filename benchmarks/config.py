@@ -10,9 +10,13 @@ class Config:
     """How much of everything to run."""
 
     mode: str
-    launches: int  # async launches per sample (then one wait)
-    sync_launches: int  # launch-and-wait pairs per sample
-    launch_repeat: int  # samples per launch case
+    launches: int  # numba-dpex worker: async launches per sample (then one wait)
+    sync_launches: int  # numba-dpex worker: launch-and-wait pairs per sample
+    launch_repeat: int  # numba-dpex worker's launch samples; rejection samples
+    launch_backlogs: tuple[int, ...]  # pending launches while a launch case is timed
+    launch_burst: int  # timed launches per sample (at most the backlog, when there is one)
+    launch_samples: int  # samples per launch case (times burst / the smaller burst)
+    gate_s: float  # the shortest gate in front of a backlog (lengthened as a case needs)
     reject_calls: int  # rejected calls per sample
     compile_repeat: int  # warm compiles per case
     first_compile_runs: int  # fresh processes for the first compile
@@ -37,6 +41,10 @@ def make_config(quick: bool, numba_dpex: str | None = None) -> Config:
             launches=10_000,
             sync_launches=1_000,
             launch_repeat=3,
+            launch_backlogs=(0, 1000),
+            launch_burst=200,
+            launch_samples=5,
+            gate_s=0.25,
             reject_calls=1_000,
             compile_repeat=3,
             first_compile_runs=1,
@@ -57,6 +65,10 @@ def make_config(quick: bool, numba_dpex: str | None = None) -> Config:
         launches=10_000,
         sync_launches=5_000,
         launch_repeat=7,
+        launch_backlogs=(0, 64, 1000),
+        launch_burst=300,
+        launch_samples=15,
+        gate_s=0.25,
         reject_calls=5_000,
         compile_repeat=10,
         first_compile_runs=3,

@@ -13,6 +13,9 @@ import dpctl.program
 import dpnp
 import numpy as np
 
+from dpex_kernels.compiler.lowering import param_of
+from dpex_kernels.types import params
+
 from .kernels import PY_KERNELS
 
 DEVICE = "opencl:cpu"
@@ -38,6 +41,7 @@ def argtypes(name: str, dtype: np.dtype) -> tuple:
         "vecadd": (a1, a1, a1),
         "triad": (a1, a1, a1, s),
         "add10": (a1,) * 10,
+        "axpb": (a1, a1, s, s),
         "stencil": (a2, a2, s, s),
     }[name]
 
@@ -74,33 +78,45 @@ def _usm(x):
     return x.get_array() if isinstance(x, dpnp.ndarray) else x
 
 
-def _flattening_of(argtype) -> list[str] | None:
-    try:
-        from dpex_kernels.compiler.lowering import flattening
-    except ImportError:
-        return None
-    return list(flattening(argtype))
+_CTYPES = {
+    "bool": ctypes.c_uint8,
+    "int8": ctypes.c_int8,
+    "uint8": ctypes.c_uint8,
+    "int16": ctypes.c_int16,
+    "uint16": ctypes.c_uint16,
+    "int32": ctypes.c_int32,
+    "uint32": ctypes.c_uint32,
+    "int64": ctypes.c_int64,
+    "uint64": ctypes.c_uint64,
+    "float32": ctypes.c_float,
+    "float64": ctypes.c_double,
+}
+
+
+def _slot_value(slot, arg):
+    """One submit_async argument, read as types/params.py describes the slot."""
+    if slot.field == params.DATA:
+        u = _usm(arg)
+        if u.__sycl_usm_array_interface__.get("offset", 0):
+            raise ValueError("submit_async passes allocations: flatten whole arrays only")
+        return u.usm_data
+    if slot.field == params.SHAPE:
+        return ctypes.c_int64(arg.shape[slot.axis])
+    if slot.field == params.STRIDE:
+        u = _usm(arg)
+        return ctypes.c_int64(u.strides[slot.axis] * u.itemsize)
+    value = complex(arg) if slot.field in (params.REAL, params.IMAG) else arg
+    if slot.field == params.REAL:
+        value = value.real
+    elif slot.field == params.IMAG:
+        value = value.imag
+    return _CTYPES[slot.kind](value)
 
 
 def flatten(args: tuple, types_: tuple) -> list:
-    """Kernel arguments as the compiled entry point takes them: per C array data, offset, shape."""
-    flat: list = []
-    for arg, argtype in zip(args, types_, strict=True):
-        if isinstance(arg, (dpnp.ndarray, dpnp.tensor.usm_ndarray)):
-            u = _usm(arg)
-            offset = u.__sycl_usm_array_interface__.get("offset", 0) * u.itemsize
-            part = [u.usm_data, ctypes.c_int64(offset)] + [ctypes.c_int64(n) for n in u.shape]
-        else:
-            ctype = ctypes.c_float if np.dtype(type(arg)) == np.float32 else ctypes.c_double
-            part = [ctype(arg)]
-        kinds = _flattening_of(argtype)
-        if kinds is not None and len(kinds) != len(part):
-            raise RuntimeError(
-                f"the compiler flattens {argtype} to {kinds}; this suite packs {len(part)} values:"
-                " update benchmarks/device.py"
-            )
-        flat.extend(part)
-    return flat
+    """Kernel arguments for submit_async, in the order types/params.py gives the compiler."""
+    specs = tuple(param_of(t) for t in types_)
+    return [_slot_value(slot, args[slot.param]) for slot in params.kernel_slots(specs)]
 
 
 def device_array(host: np.ndarray, queue: dpctl.SyclQueue) -> dpnp.ndarray:

@@ -34,13 +34,24 @@ def add10(a0, a1, a2, a3, a4, a5, a6, a7, a8, out):
     out[i] = a0[i] + a1[i] + a2[i] + a3[i] + a4[i] + a5[i] + a6[i] + a7[i] + a8[i]
 
 
+def axpb(x, out, alpha, beta):
+    i = get_global_id(0)
+    out[i] = alpha * x[i] + beta
+
+
 def stencil(x, y, c0, c1):
     i = get_global_id(0) + 1
     j = get_global_id(1) + 1
     y[i, j] = c0 * x[i, j] + c1 * (x[i - 1, j] + x[i + 1, j] + x[i, j - 1] + x[i, j + 1])
 
 
-PY_KERNELS = {"vecadd": vecadd, "triad": triad, "add10": add10, "stencil": stencil}
+PY_KERNELS = {
+    "vecadd": vecadd,
+    "triad": triad,
+    "add10": add10,
+    "axpb": axpb,
+    "stencil": stencil,
+}
 
 # --- OpenCL C (pyopencl) ------------------------------------------------------------------
 # OpenCL dimension 0 varies fastest: the stencil's column index j is get_global_id(0).
@@ -77,6 +88,27 @@ __kernel void add10(__global const T *a0, __global const T *a1, __global const T
 {
     size_t i = get_global_id(0);
     out[i] = a0[i] + a1[i] + a2[i] + a3[i] + a4[i] + a5[i] + a6[i] + a7[i] + a8[i];
+}
+""",
+    "axpb": """
+__kernel void axpb(__global const T *x, __global T *out, T alpha, T beta)
+{
+    size_t i = get_global_id(0);
+    out[i] = alpha * x[i] + beta;
+}
+""",
+    # Not a benchmarked kernel: the launch cases' gate, one work-item busy for n steps or until
+    # the host sets *open (host-visible memory; the CPU device sees the host's store).
+    "spin": """
+__kernel void spin(__global T *out, long n, volatile __global const int *open)
+{
+    T acc = out[0];
+    for (long k = 0; k < n; ++k) {
+        acc = acc * (T)0.9999999 + (T)1;
+        if ((k & 1023) == 0 && *open)
+            break;
+    }
+    out[0] = acc;
 }
 """,
     "stencil": """

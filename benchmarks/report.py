@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
-from .compare import BANDWIDTH_GROUPS, CACHE_FACTOR, DEVICE_GROUP
+from .cases.work_group import GROUP as WORK_GROUP
+from .cases.work_group import work_group_table
+from .compare import BANDWIDTH_GROUPS, CACHE_FACTOR, DEVICE_GROUP, ndpex_peer_case
 from .results import (
     DPNP,
     EAGER,
@@ -13,26 +16,33 @@ from .results import (
     MISSED,
     NDPEX,
     NDPEX_RAW,
+    NJIT,
     NUMBA,
     NUMPY,
     OCL,
     OCL_DPCTL,
     OK,
+    PY_LOOP,
     RAW,
-    RAW_KA,
     SKIPPED,
+    SOM,
     Comparison,
     Row,
 )
 
-LAUNCH_COLUMNS = (RAW, RAW_KA, EAGER, LAZY, OCL)
+LAUNCH_COLUMNS = (RAW, EAGER, LAZY, NJIT, SOM, OCL)
 NDPEX_LAUNCH_COLUMNS = (NDPEX_RAW, NDPEX, RAW, EAGER)
 BANDWIDTH_COLUMNS = (EAGER, RAW, OCL, DPNP, NUMBA, NUMPY, NDPEX)
 CELL = 13
-SHORT = {RAW: "raw", RAW_KA: "raw+keep", NDPEX_RAW: "ndx raw", OCL_DPCTL: "OCL dpctl"}
-LEGEND = (
-    "raw: SyclQueue.submit_async of the same SyclKernel, arguments packed beforehand\n"
-    "raw+keep: raw plus dpctl's keep-alive host task (SyclQueue._submit_keep_args_alive)"
+SHORT = {RAW: "raw", SOM: "SOM/launch", NDPEX_RAW: "ndx raw", OCL_DPCTL: "OCL dpctl"}
+LEGEND = "raw: SyclQueue.submit_async of the same SyclKernel, arguments packed beforehand"
+LAUNCH_LEGEND = (
+    "  backlog B: launches pending behind a gate (one work-item busy on one core) while a burst"
+    " is timed; raw behind a backlog chains on its previous event; B = 0: no gate\n"
+    f"  {SOM}: the old ordering, every launch depends on all of SequentialOrderManager's"
+    " events and registers its own (information)\n"
+    f"  {OCL}: pyopencl enqueue on its own in-order queue (information); sync: nothing pending"
+    " on that queue"
 )
 
 
@@ -102,18 +112,117 @@ def _select(
     }
 
 
+RATIO_NAMES = {
+    EAGER: "eager/raw",
+    LAZY: "lazy/raw",
+    NJIT: "njit/raw",
+    SOM: "SOM/raw",
+    OCL: "OCL/raw",
+}
+
+
 def launch_table(rows: list[Row], comparisons: list[Comparison]) -> list[str]:
-    """Per-launch µs by implementation, with eager/raw and lazy/raw."""
-    launch = [r for r in rows if r.group == "launch" and r.impl in LAUNCH_COLUMNS]
+    """Per-launch µs by implementation and backlog, each over raw at the same backlog."""
+    launch = [
+        r
+        for r in rows
+        if r.group == "launch" and r.impl in LAUNCH_COLUMNS and "sweeps" not in r.params
+    ]
     ratios = [
-        ("eager/raw", _select(comparisons, "launch", EAGER, RAW)),
-        ("lazy/raw", _select(comparisons, "launch", LAZY, RAW)),
-        ("+keep/raw", _select(comparisons, "launch", RAW_KA, RAW)),
+        (RATIO_NAMES[impl], _select(comparisons, "launch", impl, RAW))
+        for impl in (EAGER, LAZY, NJIT, SOM, OCL)
     ]
     title = "launch overhead, us/launch"
-    return _matrix(title, launch, LAUNCH_COLUMNS, ratios, {}) + _notes(
-        [r for r in rows if r.group == "launch" and r.case == "numba-dpex"]
+    jacobi = [
+        r
+        for r in rows
+        if r.group == "launch" and r.impl in (NJIT, PY_LOOP) and "sweeps" in r.params
+    ]
+    jacobi_ratio = [("njit/python", _select(comparisons, "launch", NJIT, PY_LOOP))]
+    return (
+        _matrix(title, launch, LAUNCH_COLUMNS, ratios, {})
+        + _notes([r for r in rows if r.group == "launch" and r.case == "numba-dpex"])
+        + (
+            _matrix("Jacobi solver, ms per run", jacobi, (PY_LOOP, NJIT), jacobi_ratio, {})
+            if jacobi
+            else []
+        )
     )
+
+
+def _pending(row: Row | None) -> str:
+    if row is None or row.skipped:
+        return "-"
+    return f"{row.params['pending_start']:.0f}-{row.params['pending_end']:.0f}"
+
+
+def pending_table(rows: list[Row]) -> list[str]:
+    """The backlog each implementation was measured at: pending launches before-after a burst."""
+    launch = [r for r in rows if r.group == "launch" and "pending_start" in r.params]
+    if not launch:
+        return []
+    present = [c for c in LAUNCH_COLUMNS if any(r.impl == c for r in launch)]
+    cases = list(dict.fromkeys(r.case for r in launch))
+    by_key = {(r.case, r.impl): r for r in launch}
+    title = "measured backlog (pending)"
+    width = max([len(c) for c in cases] + [len(title)]) + 2
+    header = title.ljust(width) + "".join(SHORT.get(c, c)[: CELL - 1].rjust(CELL) for c in present)
+    header += "burst".rjust(8)
+    lines = [header, "-" * len(header)]
+    for case in cases:
+        line = case.ljust(width) + "".join(
+            _pending(by_key.get((case, c))).rjust(CELL) for c in present
+        )
+        burst = next(r.params["burst"] for r in launch if r.case == case and r.impl == RAW)
+        lines.append(line + str(burst).rjust(8))
+    return lines + [
+        "  launches pending before-after the burst of each one's first (untimed) sample"
+    ]
+
+
+def backlog_table(rows: list[Row], comparisons: list[Comparison]) -> list[str]:
+    """How each ratio moves with the backlog, and how each implementation's own cost grows."""
+    launch = [r for r in rows if r.group == "launch" and "backlog" in r.params and not r.skipped]
+    backlogs = sorted({r.params["backlog"] for r in launch})
+    if len(backlogs) < 2:
+        return []
+    value = {
+        (r.params["label"], r.params["mode"], r.impl, r.params["backlog"]): r.value for r in launch
+    }
+    ratio = {}
+    for c in comparisons:
+        if c.group == "launch" and c.reference == RAW and c.ratio is not None:
+            ratio[(c.params["label"], c.params["mode"], c.subject, c.params["backlog"])] = c.ratio
+    kinds = [
+        (label, mode)
+        for label, mode in dict.fromkeys((r.params["label"], r.params["mode"]) for r in launch)
+        if len({r.params["backlog"] for r in launch if r.params["label"] == label}) > 1
+        and mode == "async"
+    ]
+    lo, hi = backlogs[0], backlogs[-1]
+    title = "ratio to raw by backlog"
+    names = [
+        f"{label} {mode}  {RATIO_NAMES.get(i, 'raw (own cost)')}"
+        for label, mode in kinds
+        for i in LAUNCH_COLUMNS
+    ]
+    width = max(len(n) for n in names + [title]) + 2
+    header = title.ljust(width) + "".join(f"B={b}".rjust(9) for b in backlogs)
+    header += f"us at B={hi} / B={lo}".rjust(22)
+    lines = [header, "-" * len(header)]
+    for label, mode in kinds:
+        for impl in LAUNCH_COLUMNS:
+            if not any(key[:3] == (label, mode, impl) for key in value):
+                continue
+            name = f"{label} {mode}  {RATIO_NAMES.get(impl, 'raw (own cost)')}"
+            line = name.ljust(width)
+            for b in backlogs:
+                r = ratio.get((label, mode, impl, b))
+                line += ("-" if r is None else f"{r:.3f}").rjust(9)
+            first, last = value.get((label, mode, impl, lo)), value.get((label, mode, impl, hi))
+            growth = "-" if first is None or last is None else f"{last / first:.2f} x"
+            lines.append(line + growth.rjust(22))
+    return lines
 
 
 def ndpex_launch_table(rows: list[Row], comparisons: list[Comparison]) -> list[str]:
@@ -123,12 +232,20 @@ def ndpex_launch_table(rows: list[Row], comparisons: list[Comparison]) -> list[s
         return []
     cases = {r.case for r in ndpex}
     mine = [r for r in rows if r.group == "launch" and r.case in cases]
+    for case in cases:  # our free-running peers: the same case at backlog 0
+        peer = ndpex_peer_case(rows, case)
+        mine += [
+            dataclasses.replace(r, case=case)
+            for r in rows
+            if r.group == "launch" and r.case == peer and r.impl in (RAW, EAGER)
+        ]
     ratios = [
         ("ndpex/ndxraw", _select(comparisons, "launch", NDPEX, NDPEX_RAW)),
         ("ndpex/eager", _select(comparisons, "launch", NDPEX, EAGER)),
     ]
     title = "numba-dpex launch, us/launch"
-    return _matrix(title, mine, NDPEX_LAUNCH_COLUMNS, ratios, {})
+    note = "  raw, dk eager: this suite's 64 work-item case of 3 arrays at backlog 0, same mode"
+    return _matrix(title, mine, NDPEX_LAUNCH_COLUMNS, ratios, {}) + [note]
 
 
 def bandwidth_table(group: str, rows: list[Row], comparisons: list[Comparison]) -> list[str]:
@@ -283,7 +400,10 @@ def render(
             f"(driver {v.get('driver')})"
         )
     if any(r.group == "launch" for r in rows):
-        parts += ["", *launch_table(rows, comparisons)]
+        parts += ["", *launch_table(rows, comparisons), LAUNCH_LEGEND]
+        parts += ["", *pending_table(rows)]
+        moves = backlog_table(rows, comparisons)
+        parts += ["", *moves] if moves else []
         ndpex = ndpex_launch_table(rows, comparisons)
         parts += ["", *ndpex] if ndpex else []
     for group, title in (("reject", "argument-mismatch rejection"), ("compile", "compile time")):
@@ -296,6 +416,8 @@ def render(
             parts += ["", *bandwidth_table(group, rows, comparisons)]
     if any(r.group == DEVICE_GROUP for r in rows):
         parts += ["", *device_time_table(rows, comparisons)]
+    if any(r.group == WORK_GROUP for r in rows):
+        parts += ["", *work_group_table(rows, comparisons)]
     parts += [
         f"  * working set >= {CACHE_FACTOR} x last-level cache ({cache_bytes / 2**20:.0f} MiB):"
         " targets apply (dk/dpnp on wall clock; dk/OpenCL C on device time)",

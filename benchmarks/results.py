@@ -104,9 +104,11 @@ def check(ratio: float | None, target: str) -> str:
 
 # Implementation names, used as table columns and JSON values.
 RAW = "raw submit_async"
-RAW_KA = "raw + keep-alive"
+SOM = "SOM per launch"  # the old ordering: all of dpctl's pending events, every launch
 EAGER = "dk eager"
 LAZY = "dk lazy"
+NJIT = "dk @njit loop"  # the same launch, from a loop in Numba-compiled host code
+PY_LOOP = "dk Python loop"
 OCL = "OpenCL C"
 OCL_DPCTL = "OpenCL C (dpctl)"  # the OpenCL C source built by dpctl, on dk's queue and arrays
 DPNP = "dpnp"

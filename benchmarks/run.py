@@ -16,6 +16,7 @@ from .cases.compile import run_first_compile, run_warm_compile
 from .cases.device_time import Profiled, run_device_time
 from .cases.launch import run_launch, run_reject
 from .cases.memory import run_memory
+from .cases.work_group import run_work_group
 from .compare import all_comparisons
 from .config import make_config
 from .machine import describe, last_level_cache_bytes, load_average
@@ -33,6 +34,7 @@ GROUPS = (
     "compile",
     "memory",
     "numba-dpex",
+    "work-group",
     "launch",
     "reject",
     "device-time",
@@ -106,6 +108,7 @@ def main(argv: list[str] | None = None) -> int:
         "device-time": device_time,
         "memory": lambda: run_memory(cfg),
         "numba-dpex": lambda: run_numba_dpex(cfg, machine),
+        "work-group": lambda: run_work_group(cfg, ocl, notes),
     }
     rows: list[Row] = []
     for group in groups:

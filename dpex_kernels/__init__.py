@@ -19,7 +19,7 @@ from .errors import (
 )
 from .types.ranges import NdRange, Range
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 _KERNEL_API = [
     "get_global_id",
@@ -50,8 +50,10 @@ __getattr__, __dir__ = lazy_attributes(
         **dict.fromkeys(_TYPES, ".types"),
         "DeviceFunction": ".compiler.functions",
         "func": ".compiler.functions",
-        "CompiledKernel": ".dispatcher.binding",
+        "CompiledKernel": ".dispatcher.compiled",
         "JitKernel": ".dispatcher.jit_kernel",
+        "raw_launch": ".dispatcher.njit",
+        "raw_wait": ".dispatcher.njit",
         "kernel": ".dispatcher.jit_kernel",
         "aot": None,
         **dict.fromkeys(_WORK_GROUP, ".compiler.kernel_api"),
@@ -73,6 +75,8 @@ __all__ = [
     "Range",
     "func",
     "kernel",
+    "raw_launch",
+    "raw_wait",
     *_KERNEL_API,
     *_TYPES,
     *_WORK_GROUP,

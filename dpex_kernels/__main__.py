@@ -52,8 +52,10 @@ def _self_check(device, dk, dpnp) -> bool:
     launch_us = (time.perf_counter() - started) / repeats * 1e6
     attrs = vecadd.definitions[vecadd.signatures[0]].attrs
     print(f"  self-check vecadd[{n}]: {'OK' if ok else 'WRONG RESULT'}")
-    print(f"  eager compile + device build: {compile_seconds * 1e3:.0f} ms; "
-          f"launch + run: {launch_us:.1f} us per call ({repeats} async launches)")
+    print(
+        f"  eager compile + device build: {compile_seconds * 1e3:.0f} ms; "
+        f"launch + run: {launch_us:.1f} us per call ({repeats} async launches)"
+    )
     print(f"  kernel attributes: {attrs}")
     return ok
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import functools
 import os
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 _ICD_VARIABLES = ("OCL_ICD_FILENAMES", "OCL_ICD_VENDORS")
@@ -106,3 +107,35 @@ def canonical_device(device: object) -> str:
 def device_by_canonical_name(name: str) -> dpctl.SyclDevice:
     """The SyclDevice for a canonical filter string, cached: used on hot paths."""
     return _device_from_filter(name)
+
+
+#: DPC++ assumes every global id and range fits in a signed 32-bit int: beyond it the runtime
+#: refuses the submission (measured: 2**31 - 1 work-items launch, 2**31 do not).
+MAX_WORK_ITEMS = 2**31 - 1
+
+
+@dataclass(frozen=True)
+class DeviceLimits:
+    """What a launch on one device may ask for: the one place the launch checks read."""
+
+    max_work_items: int
+    max_work_group_size: int
+    max_work_item_sizes: tuple[int, ...]
+    local_mem_size: int
+
+    @classmethod
+    def of(cls, device: dpctl.SyclDevice) -> DeviceLimits:
+        return cls(
+            MAX_WORK_ITEMS,
+            device.max_work_group_size,
+            tuple(device.max_work_item_sizes3d),
+            device.local_mem_size,
+        )
+
+
+def device_label(device: dpctl.SyclDevice) -> str:
+    """A device for messages: its filter string, or which root device it is a part of."""
+    parent = getattr(device, "parent_device", None)
+    if parent is None:
+        return device.filter_string
+    return f"a sub-device of {device_label(parent)}"

@@ -12,6 +12,7 @@ from dataclasses import dataclass, fields
 import dpctl
 import dpctl.program as dpctl_program
 
+from ._runtime import device_label
 from .errors import KernelCompileError
 
 
@@ -64,7 +65,7 @@ def build_kernel(
         if missing:
             raise KernelCompileError(
                 f"kernel '{symbol}' needs device aspect(s) {', '.join(missing)}, which "
-                f"{device.filter_string} ({device.name}) does not have; use float32 data or "
+                f"{device_label(device)} ({device.name}) does not have; use float32 data or "
                 f"another device"
             )
         try:
@@ -73,7 +74,7 @@ def build_kernel(
         except Exception as exc:
             raise KernelCompileError(
                 f"the SYCL runtime could not build kernel '{symbol}' for "
-                f"{device.filter_string} ({device.name}): {exc or type(exc).__name__}"
+                f"{device_label(device)} ({device.name}): {exc or type(exc).__name__}"
             ) from exc
         _kernels[key] = kernel
         return kernel

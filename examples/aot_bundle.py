@@ -24,8 +24,9 @@ print(dpnp.asnumpy(c), "numba imported:", "numba" in sys.modules)
 def main() -> None:
     with tempfile.TemporaryDirectory() as folder:
         bundle = dk.aot.build(vecadd, Path(folder) / "kernels.dpkb")
-        done = subprocess.run([sys.executable, "-c", LOADER, str(bundle)], check=True,
-                              capture_output=True, text=True)
+        done = subprocess.run(
+            [sys.executable, "-c", LOADER, str(bundle)], check=True, capture_output=True, text=True
+        )
         print(done.stdout.strip())
 
 

@@ -58,7 +58,8 @@ def test_second_definition_loads_without_compiling(cache_dir):
 
 
 @pytest.mark.parametrize(
-    "change", [{"offset": 3.0}, {"factor": 5.0}, {"fastmath": True}],
+    "change",
+    [{"offset": 3.0}, {"factor": 5.0}, {"fastmath": True}],
     ids=["global constant", "device function", "option"],
 )
 def test_an_edit_invalidates_the_entry(change):
@@ -99,8 +100,7 @@ def test_a_new_process_hits_the_cache(cache_dir, tmp_path):
         )
     )
     runs = [
-        subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
-                       timeout=300)
+        subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300)
         for _ in range(2)
     ]
     for run in runs:

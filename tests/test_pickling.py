@@ -176,3 +176,136 @@ def test_unpickle_and_launch_in_subprocess(tmp_path, how, import_first):
     assert report["device"] == [CPU, CPU]
     for dtype in ("f4", "f8"):
         assert_close(np.array(report["results"][dtype], dtype=dtype), _expected(dtype))
+
+
+# --- kernels calling device functions, pickled by value ----------------------------------
+
+
+def _nested_kernel(eager: bool):
+    """A kernel calling three levels of device functions (lazy, eager, lazy), built afresh.
+
+    Defined in a function, as in a notebook or __main__: cloudpickle carries everything by
+    value, device functions included.
+    """
+
+    @dk.func
+    def twice(x):
+        return x * 2
+
+    @dk.func(dk.float64(dk.float64))
+    def plus_one(x):
+        return twice(x) + 1
+
+    @dk.func
+    def outer(x):
+        return plus_one(x) * x
+
+    def nested(a, out):
+        i = dk.get_global_id(0)
+        out[i] = outer(a[i])
+
+    return dk.kernel(dk.void(F8, F8))(nested) if eager else dk.kernel(nested)
+
+
+def _nested_expected(x):
+    return (2 * x + 1) * x
+
+
+STATES = ["lazy-unlaunched", "lazy-launched", "eager"]
+
+
+def _nested_in_state(state: str):
+    kernel = _nested_kernel(eager=state == "eager")
+    if state == "lazy-launched":
+        kernel[4](to_device(np.ones(4)), dpnp.zeros(4))
+    return kernel
+
+
+@pytest.mark.parametrize("state", STATES)
+@pytest.mark.parametrize("how", sorted(DUMPERS))
+def test_kernel_with_nested_device_functions_round_trip(how, state):
+    clone = pickle.loads(DUMPERS[how](_nested_in_state(state)))
+    x = np.linspace(-3, 3, 16)
+    out = dpnp.zeros(16)
+    clone[16](to_device(x), out)
+    assert_close(out, _nested_expected(x))
+    assert clone.stats.compiles == (1 if state == "lazy-unlaunched" else 0)
+
+
+@dk.func([dk.float64(dk.float64), dk.float32(dk.float32)])
+def eager_halve(x):
+    return x / 2
+
+
+def test_device_function_pickles_alone_and_keeps_its_signatures():
+    for dumps in DUMPERS.values():
+        clone = pickle.loads(dumps(eager_halve))
+        assert isinstance(clone, dk.DeviceFunction) and clone is not eager_halve
+        assert clone.overloads == {}  # loading compiles nothing
+        again = pickle.loads(dumps(clone))  # nor does pickling it again
+        assert clone.overloads == {}
+        for copy in (clone, again):
+            assert copy.nopython_signatures == eager_halve.nopython_signatures
+        with pytest.raises(TypeError, match="device function"):
+            clone(1.0)
+
+
+def test_unpickled_eager_device_function_compiles_when_a_new_kernel_calls_it():
+    clone = pickle.loads(pickle.dumps(eager_halve))
+
+    @dk.kernel
+    def halve_all(a, out):
+        i = dk.get_global_id(0)
+        out[i] = clone(a[i])
+
+    x = np.arange(8, dtype="f4")
+    out = dpnp.zeros(8, dtype="f4")
+    halve_all[8](to_device(x), out)
+    assert_close(out, x / 2)
+    assert len(clone.overloads) == 2  # its declared signatures, no new one
+
+
+NESTED_SUBPROCESS_SCRIPT = r"""
+import json
+import pickle
+import sys
+
+with open(sys.argv[1], "rb") as f:
+    kernel = pickle.load(f)
+
+import dpnp
+import numpy as np
+
+report = {"compiles_after_load": kernel.stats.compiles}
+x = np.linspace(-3, 3, 16)
+out = dpnp.zeros(16)
+kernel[16](dpnp.asarray(x), out)
+report["f8"] = dpnp.asnumpy(out).tolist()
+report["compiles_f8"] = kernel.stats.compiles
+if sys.argv[2] == "lazy":  # a new specialisation compiles the device functions here
+    out4 = dpnp.zeros(16, dtype="f4")
+    kernel[16](dpnp.asarray(x.astype("f4")), out4)
+    report["f4"] = dpnp.asnumpy(out4).tolist()
+    report["compiles_f4"] = kernel.stats.compiles
+print("REPORT " + json.dumps(report))
+"""
+
+
+@pytest.mark.parametrize("state", STATES)
+@pytest.mark.parametrize("how", sorted(DUMPERS))
+def test_nested_device_functions_unpickle_in_fresh_process(tmp_path, how, state):
+    path = tmp_path / "nested.pkl"
+    path.write_bytes(DUMPERS[how](_nested_in_state(state)))
+    kind = "eager" if state == "eager" else "lazy"
+    proc = run_python(NESTED_SUBPROCESS_SCRIPT, str(path), kind)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("REPORT ")]
+    assert lines, (proc.stdout[-2000:], proc.stderr[-2000:])
+    report = json.loads(lines[-1][len("REPORT ") :])
+    x = np.linspace(-3, 3, 16)
+    assert report["compiles_after_load"] == 0
+    assert report["compiles_f8"] == (1 if state == "lazy-unlaunched" else 0)
+    assert_close(np.array(report["f8"]), _nested_expected(x))
+    if kind == "lazy":
+        assert report["compiles_f4"] == report["compiles_f8"] + 1
+        assert_close(np.array(report["f4"], dtype="f4"), _nested_expected(x.astype("f4")))

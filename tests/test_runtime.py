@@ -81,8 +81,9 @@ def test_user_set_ocl_icd_filenames_is_never_overridden(value):
     assert got["after"]["OCL_ICD_FILENAMES"] == value
 
 
-@pytest.mark.parametrize("value", ["/nonexistent-vendors-dir", "vendors-dir", ""],
-                         ids=["bogus-dir", "real-dir", "empty"])
+@pytest.mark.parametrize(
+    "value", ["/nonexistent-vendors-dir", "vendors-dir", ""], ids=["bogus-dir", "real-dir", "empty"]
+)
 def test_user_set_ocl_icd_vendors_is_never_overridden(value, tmp_path):
     if value == "vendors-dir":
         (tmp_path / "intel.icd").write_text(f"{libintelocl()}\n")
@@ -213,11 +214,10 @@ def test_lookup_device_of_wrong_type(cpu, device):
 
 
 # --------------------------------------------------------------------------------------------
-# python -m dpex_kernels (not implemented yet)
+# python -m dpex_kernels
 # --------------------------------------------------------------------------------------------
 
 
-@pytest.mark.skip(reason="python -m dpex_kernels is not implemented yet (API.md §5)")
 def test_python_m_dpex_kernels_self_check():
     result = subprocess.run(
         [sys.executable, "-m", "dpex_kernels"],
@@ -229,3 +229,4 @@ def test_python_m_dpex_kernels_self_check():
     )
     assert result.returncode == 0, result.stderr
     assert CPU in result.stdout
+    assert "self-check vecadd" in result.stdout and ": OK" in result.stdout

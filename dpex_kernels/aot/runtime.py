@@ -12,7 +12,8 @@ import json
 import zipfile
 from pathlib import Path
 
-from ..dispatcher.binding import CompiledKernel, KernelBase
+from ..dispatcher.compiled import CompiledKernel
+from ..dispatcher.launch import KernelBase
 from ..types.spec import ArraySpec
 
 FORMAT = "dpex_kernels bundle"

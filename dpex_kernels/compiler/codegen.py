@@ -270,10 +270,15 @@ def emit_spirv(module: ll.ModuleRef, kernel_name: str, opt_level: int) -> bytes:
 
     LLVM 22's SPIR-V back end now and then numbers basic blocks over other ids; every module
     goes through spirv_repair. With DPEX_KERNELS_VALIDATE_SPIRV=1 and spirv-val installed the
-    result is validated too, and emitted again should anything else be wrong.
+    result is validated too, and emitted again (from a fresh parse) should anything else be
+    wrong; without it the module is emitted once, as it is.
     """
     _reject_host_calls(module, kernel_name)
     _reject_unsupported_integers(module, kernel_name)
+    if not _validating():  # one emission, from the module itself: no text round trip
+        with _llvm_lock:
+            spirv = _target_machine(opt_level).emit_object(module)
+        return repair_label_ids(spirv)
     text = str(module)
     for _ in range(_EMIT_ATTEMPTS):
         with _llvm_lock:  # the back end keeps process-wide state

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import threading
 
+import cloudpickle
 from numba.core import compiler, sigutils, types, utils
 from numba.core import errors as numba_errors
 from numba.core.compiler_lock import global_compiler_lock
@@ -66,6 +67,7 @@ class DeviceFunction:
 
     targetdescr = sycl_target
     _cpu_twins: dict[int, DeviceFunction] = {}
+    _unpickled_signatures: tuple = ()  # declared, compiled on first use (see __reduce__)
 
     def __init__(
         self,
@@ -155,14 +157,17 @@ class DeviceFunction:
 
     @property
     def nopython_signatures(self):
+        self._compile_unpickled()
         return [cres.signature for cres in self.overloads.values()]
 
     @property
     def signatures(self):
+        self._compile_unpickled()
         return list(self.overloads)
 
     def get_call_template(self, args, kws):
         """Numba's hook while typing a caller: compile for `args`, then offer what exists."""
+        self._compile_unpickled()
         pysig = utils.pysignature(self.py_func)
         args = tuple(
             fold_arguments(
@@ -186,6 +191,40 @@ class DeviceFunction:
     def get_overload(self, args):
         """The key under which the compiled overload's lowering was registered."""
         return self._keys[tuple(args)]
+
+    def __reduce__(self):
+        """Pickles as source and options (its compiled state is per process and unpicklable).
+
+        An eager function keeps its declared signatures. Unpickled, nothing compiles until a
+        kernel needs it (a kernel that was compiled already launches without), so loading a
+        kernel on a Dask worker costs no Numba compile. The device functions it calls travel
+        with its source.
+        """
+        signatures = None
+        if not self._can_compile:
+            signatures = [*self._unpickled_signatures]
+            signatures += [cres.signature for cres in self.overloads.values()]
+        return _unpickle_device_function, (
+            cloudpickle.dumps(self.py_func),
+            signatures,
+            self.targetoptions,
+        )
+
+    def _compile_unpickled(self) -> None:
+        """Compile the declared signatures an unpickled eager function has not compiled yet."""
+        if self._unpickled_signatures:
+            with self._lock:
+                pending, self._unpickled_signatures = self._unpickled_signatures, ()
+                for sig in pending:
+                    self.compile(sig)
+
+
+def _unpickle_device_function(py_func: bytes, signatures, options: dict) -> DeviceFunction:
+    function = DeviceFunction(cloudpickle.loads(py_func), None, **options)
+    if signatures is not None:
+        function._can_compile = False
+        function._unpickled_signatures = tuple(signatures)
+    return function
 
 
 def _lossless(context, actual, formal) -> bool:

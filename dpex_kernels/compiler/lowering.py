@@ -1,14 +1,7 @@
 """The spir_kernel entry: flattened scalar arguments in, Numba's array structs rebuilt, call.
 
-Each kernel parameter becomes a short run of scalar kernel arguments (its *flattening*):
-  usm_array: global data pointer, byte offset of element 0, shape[ndim], and strides[ndim]
-             (bytes) for layout "A" only: "C" and "F" strides are recomputed from the shape;
-  bool:      one i8;
-  complex:   its real and imaginary parts;
-  other scalars: themselves.
-The numba-free launch path packs arguments in the same order without reading this module
-(types/arguments.py builds each array's run, dispatcher/launch.py each scalar's); the tests
-launch every kind of parameter, so a change on one side alone fails them.
+How each parameter flattens into kernel arguments is types/params.py's table; this module turns
+each slot into an LLVM parameter and rebuilds Numba's values from them.
 """
 
 from __future__ import annotations
@@ -19,6 +12,7 @@ from llvmlite import ir
 from numba.core import types
 from numba.np.arrayobj import populate_array
 
+from ..types import params
 from ..types.usm_array_type import USMArrayType
 from .target import GLOBAL, SYCLTargetContext
 
@@ -26,21 +20,10 @@ _I8 = ir.IntType(8)
 _I32 = ir.IntType(32)
 _I64 = ir.IntType(64)
 
-#: The kind of a flattened array's data pointer; every other array field is an "int64".
-POINTER = "pointer"
 
-
-def flattening(argtype: types.Type) -> list[str]:
-    """The kernel-argument kinds one parameter flattens to (see the module docstring)."""
-    if isinstance(argtype, USMArrayType):
-        count = 2 + argtype.ndim + (argtype.ndim if argtype.layout == "A" else 0)
-        return [POINTER] + ["int64"] * (count - 1)
-    if isinstance(argtype, types.Boolean):
-        return ["bool"]
-    if isinstance(argtype, types.Complex):
-        part = str(argtype.underlying_float)
-        return [part, part]
-    return [str(argtype)]
+def param_of(argtype: types.Type):
+    """The numba-free description types/params.py reads: an ArraySpec or a scalar name."""
+    return argtype.spec if isinstance(argtype, USMArrayType) else str(argtype)
 
 
 def kernel_symbol(name: str) -> str:
@@ -58,26 +41,26 @@ def _contiguous_strides(builder, shape, itemsize: int, layout: str) -> list:
     return strides
 
 
-def _rebuild_array(context: SYCLTargetContext, builder, argtype: USMArrayType, values):
-    """Numba's array struct from one array's flattened arguments."""
-    data, offset = values[0], values[1]
-    ndim = argtype.ndim
-    shape = list(values[2 : 2 + ndim])
+def _rebuild_array(context: SYCLTargetContext, builder, argtype: USMArrayType, run, values):
+    """Numba's array struct from one array's slots (`run`) and their argument values."""
+    by_field: dict = {}
+    for slot, value in zip(run, values):
+        by_field.setdefault(slot.field, []).append(value)
     itemsize = context.get_abi_sizeof(context.get_data_type(argtype.dtype))
-    if argtype.layout == "A":
-        strides = list(values[2 + ndim : 2 + 2 * ndim])
-    else:
-        strides = _contiguous_strides(builder, shape, itemsize, argtype.layout)
-    element0 = builder.gep(data, [offset], inbounds=True)
+    shape = by_field.get(params.SHAPE, [])
+    strides = by_field.get(params.STRIDE) or _contiguous_strides(
+        builder, shape, itemsize, argtype.layout
+    )
     element_type = context.get_data_type(argtype.dtype)
-    typed = builder.bitcast(element0, element_type.as_pointer(GLOBAL))
+    (data,) = by_field[params.DATA]
+    typed = builder.bitcast(data, element_type.as_pointer(GLOBAL))
     array = context.make_array(argtype)(context, builder)
     populate_array(array, data=typed, shape=shape, strides=strides, itemsize=itemsize, meminfo=None)
     return array._getvalue()
 
 
 def _llvm_type(context: SYCLTargetContext, kind: str):
-    if kind == POINTER:
+    if kind == params.POINTER:
         return _I8.as_pointer(GLOBAL)
     if kind == "bool":
         return _I8
@@ -91,21 +74,21 @@ def build_kernel_entry(context: SYCLTargetContext, fndesc, symbol: str, library,
     (errors.py), which receives the status of the first work-item whose code raised.
     """
     argtypes = list(fndesc.argtypes)
-    kinds = [flattening(t) for t in argtypes]
-    params = [_llvm_type(context, k) for ks in kinds for k in ks]
+    slots = [params.param_slots(i, param_of(t)) for i, t in enumerate(argtypes)]
+    llvm_params = [_llvm_type(context, slot.kind) for run in slots for slot in run]
     if error_flag:
-        params.append(_I32.as_pointer(GLOBAL))
+        llvm_params.append(_I32.as_pointer(GLOBAL))
     module = context.create_module(symbol)
-    entry = ir.Function(module, ir.FunctionType(ir.VoidType(), params), symbol)
+    entry = ir.Function(module, ir.FunctionType(ir.VoidType(), llvm_params), symbol)
     entry.calling_convention = "spir_kernel"
     builder = ir.IRBuilder(entry.append_basic_block("entry"))
 
     values = iter(entry.args)
     call_args = []
-    for argtype, arg_kinds in zip(argtypes, kinds):
-        flat = [next(values) for _ in arg_kinds]
+    for argtype, run in zip(argtypes, slots):
+        flat = [next(values) for _ in run]
         if isinstance(argtype, USMArrayType):
-            call_args.append(_rebuild_array(context, builder, argtype, flat))
+            call_args.append(_rebuild_array(context, builder, argtype, run, flat))
         elif isinstance(argtype, types.Boolean):
             call_args.append(builder.icmp_unsigned("!=", flat[0], ir.Constant(_I8, 0)))
         elif isinstance(argtype, types.Complex):

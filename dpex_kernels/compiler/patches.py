@@ -2,7 +2,7 @@
 
 Numba has no per-target hook for these; each change below says why it is needed and keeps
 every other target (Numba's CPU `@njit` above all) on Numba's own code path. `apply()` runs
-once, when the compiler or dk.typeof is first imported, and refuses Numba or llvmlite
+once, when the compiler is first imported, and refuses Numba or llvmlite
 versions other than the pinned ones, whose internals these rely on.
 tests/test_hardening_patches.py checks that CPU code is unchanged.
 """
@@ -55,38 +55,6 @@ def _do_boundscheck(context, builder, ind, dimlen, axis=None):
     return check_index(builder, ind, dimlen, axis)
 
 
-def _teach_numba_typeof() -> None:
-    """Numba's typeof gives dpnp and usm_ndarray arrays their usm_array type.
-
-    Kernels launched from Numba-compiled host code need it (API.md §2). Numba's CPU target
-    cannot read device memory, though: its unboxing of a usm_array raises a TypeError saying
-    so, where Numba's own array unboxing would fail with "can't unbox array".
-    """
-    import dpnp
-    import dpnp.tensor
-    from numba.core.pythonapi import NativeValue, unbox
-    from numba.core.typing.typeof import typeof_impl
-
-    from ..types.usm_array_type import USMArrayType
-
-    def typeof_usm_array(value, context):
-        from ..types.inference import typeof  # here: types.inference imports this module
-
-        return typeof(value)
-
-    for cls in (dpnp.ndarray, dpnp.tensor.usm_ndarray):
-        typeof_impl.register(cls)(typeof_usm_array)
-
-    @unbox(USMArrayType)
-    def _unbox_on_the_host(typ, obj, c):
-        c.pyapi.err_set_string(
-            "PyExc_TypeError",
-            f"this {typ} lives in SYCL device memory, which CPU @numba.njit code cannot "
-            f"read: pass dpnp.asnumpy(x), or launch a dk.kernel on it",
-        )
-        return NativeValue(c.context.get_constant_undef(typ), is_error=cgutils.true_bit)
-
-
 @contextlib.contextmanager
 def llvm_options():
     """LLVM's options for optimising device code, restored to LLVM's defaults afterwards.
@@ -122,5 +90,4 @@ def apply() -> None:
         _check_versions()
         cgutils.pointer_add = _pointer_add
         cgutils.do_boundscheck = _do_boundscheck
-        _teach_numba_typeof()
         _applied = True

@@ -285,6 +285,16 @@ class SYCLTargetContext(BaseContext):
         """Numba's bounds check on this target (patches.py routes cgutils.do_boundscheck here)."""
         bounds.check_index(self, builder, index, size, axis)
 
+    def get_constant_generic(self, builder, ty, val):
+        """A device function named in a kernel is called statically: its value is never used.
+
+        Numba's CPU target, once initialised, registers a constant lowering for dispatchers
+        that embeds their address, which device code cannot hold.
+        """
+        if isinstance(ty, types.Dispatcher):
+            return self.get_dummy_value()
+        return super().get_constant_generic(builder, ty, val)
+
     def addrspacecast(self, builder, value, addrspace):
         """Cast a pointer to another address space (no-op when it is already there)."""
         if value.type.addrspace == addrspace:

@@ -12,14 +12,17 @@ from numba.core.typing.templates import Signature
 from .. import cache
 from .._runtime import default_device
 from ..compiler.compile import compile_kernel
+from ..compiler.lowering import param_of
 from ..types.spec import scalar_name_of
 from ..types.usm_array_type import USMArrayType, from_spec, scalar_from_name
-from .binding import CompiledKernel, KernelBase
+from . import njit  # noqa: F401  (kernels launch from @numba.njit code too)
+from .compiled import CompiledKernel
+from .launch import KernelBase
 
 
 def _params(argtypes) -> tuple:
     """The numba-free parameter descriptions (ArraySpec or scalar name) of argument types."""
-    return tuple(t.spec if isinstance(t, USMArrayType) else str(t) for t in argtypes)
+    return tuple(param_of(t) for t in argtypes)
 
 
 def _normalise_signatures(signatures) -> list[Signature]:
@@ -67,6 +70,8 @@ class JitKernel(KernelBase):
     ):
         if not callable(py_func) or not hasattr(py_func, "__code__"):
             raise TypeError(f"@dk.kernel decorates a Python function; got {py_func!r}")
+        if type(opt_level) is not int or opt_level not in range(4):
+            raise ValueError(f"opt_level must be 0, 1, 2 or 3; got {opt_level!r}")
         super().__init__(py_func.__name__, tuple(inspect.signature(py_func).parameters))
         self.py_func = py_func
         self.__doc__ = py_func.__doc__

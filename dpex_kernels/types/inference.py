@@ -1,12 +1,9 @@
-"""typeof: the kernel parameter type of a Python object.
-
-Numba's own typeof learns the same rule here, through compiler/patches.py: the one place
-where this package changes Numba's process-wide state.
-"""
+"""typeof: the kernel parameter type of a Python object, also taught to Numba's own typeof."""
 
 from __future__ import annotations
 
 from numba.core import types
+from numba.core.typing.typeof import typeof_impl
 
 from .arguments import array_spec_of, not_passable_message
 from .spec import scalar_name_of
@@ -24,6 +21,13 @@ def typeof(obj: object) -> types.Type:
     raise TypeError(not_passable_message(obj))
 
 
-from ..compiler import patches  # noqa: E402  (after typeof, which patches registers)
+def _register_with_numba() -> None:
+    """So Numba itself infers usm_array for dpnp and usm_ndarray arguments."""
+    import dpnp
+    import dpnp.tensor
 
-patches.apply()
+    for cls in (dpnp.ndarray, dpnp.tensor.usm_ndarray):
+        typeof_impl.register(cls)(lambda value, context: typeof(value))
+
+
+_register_with_numba()

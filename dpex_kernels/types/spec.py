@@ -113,6 +113,8 @@ def scalar_matches(param: str, value: object) -> bool:
         return param in ("float32", "float64")
     if isinstance(value, float):
         return param in ("float32", "float64")
+    if isinstance(value, complex):
+        return param in ("complex64", "complex128")
     return False
 
 

@@ -96,17 +96,19 @@ def index_definitions(ndim: int) -> str:
     """LLVM IR defining the `dpex.*` index placeholders for a launch of `ndim` dimensions."""
     lines = [f"define i64 @dpex.get_work_dim() alwaysinline {{\n  ret i64 {ndim}\n}}"]
     for name, (mangled, _doc) in _INDEX_FUNCTIONS.items():
+        # Ids are >= 0 and sizes >= 1: LLVM then knows `i += get_global_size(0)` loops never
+        # index negatively and drops Numba's wraparound, so the loads vectorise.
         is_id = name.endswith("_id")
         lines.append(
             f"declare spir_func i64 @{mangled}(i32)\n"
             f"define i64 @dpex.{name}(i64 %d) alwaysinline {{\n"
             f"  %t = trunc i64 %d to i32\n"
             f"  %o = sub i32 {ndim - 1}, %t\n"
-            f"  %r = call spir_func i64 @{mangled}(i32 %o)"
-            + (", !range !0" if is_id else "")
-            + "\n  ret i64 %r\n}"
+            f"  %r = call spir_func i64 @{mangled}(i32 %o), !range !{0 if is_id else 1}"
+            "\n  ret i64 %r\n}"
         )
     lines.append("!0 = !{i64 0, i64 9223372036854775807}")
+    lines.append("!1 = !{i64 1, i64 9223372036854775807}")
     return "\n".join(lines) + "\n"
 
 

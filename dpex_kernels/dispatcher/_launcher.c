@@ -1,0 +1,1221 @@
+/* The compiled launch path: kernel[range](*args) in C.
+
+   Python decides once per (launcher, argument types) what a launch needs and hands it over as
+   a Binding (dispatcher/launch.py); this file reads the arguments, finds their Binding in a
+   small per-launcher cache, packs the kernel arguments in the order types/params.py describes,
+   orders the launch (ordering.py's protocol), submits through dpctl's C API, keeps the
+   arguments alive until the kernel completes and returns the dpctl.SyclEvent.
+   Anything unexpected goes back to Python (Launcher.bind), which explains or compiles.
+
+   No dpctl or dpnp header is needed to build it: the few C functions it calls are resolved at
+   import from libDPCTLSyclInterface.so and dpctl's Cython capsules, and the two object layouts
+   it reads (dpnp.tensor.usm_ndarray and dpctl.memory's USM memory) are declared below and
+   checked against live objects by check_layouts() before the first launch (ordering.py and
+   launch.py call it at import; a mismatch is an ImportError, never a crash). */
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <structmember.h>
+#include <dlfcn.h>
+#include <stdint.h>
+#include <string.h>
+
+/* ---- dpctl's C API (dpctl_sycl_*_interface.h, dpctl 0.22) ---------------------------------- */
+
+typedef void *QueueRef;
+typedef void *KernelRef;
+typedef void *EventRef;
+
+enum { /* DPCTLKernelArgType */
+    ARG_INT8, ARG_UINT8, ARG_INT16, ARG_UINT16, ARG_INT32, ARG_UINT32, ARG_INT64, ARG_UINT64,
+    ARG_FLOAT32, ARG_FLOAT64, ARG_VOID_PTR
+};
+enum { STATUS_COMPLETE = 3 }; /* DPCTLSyclEventStatusType */
+
+static EventRef (*SubmitRange)(KernelRef, QueueRef, void **, const int *, size_t,
+                               const size_t *, size_t, const EventRef *, size_t);
+static EventRef (*SubmitNDRange)(KernelRef, QueueRef, void **, const int *, size_t,
+                                 const size_t *, const size_t *, size_t, const EventRef *, size_t);
+static void (*EventWait)(EventRef);
+static void (*EventDelete)(EventRef);
+static int (*EventStatus)(EventRef);
+/* From dpctl's Cython capsules. */
+static PyObject *(*SyclEvent_Make)(EventRef);
+static EventRef (*SyclEvent_GetEventRef)(PyObject *);
+
+/* ---- object layouts read directly (checked by check_layouts) ------------------------------ */
+
+typedef struct { /* dpnp.tensor.usm_ndarray (dpnp 0.20, _usmarray.h) */
+    PyObject_HEAD
+    void *vtab;
+    char *data;            /* element 0, offset already applied */
+    int nd;
+    Py_ssize_t *shape;
+    Py_ssize_t *strides;   /* in elements; NULL when C-contiguous */
+    int typenum;
+    int flags;
+    PyObject *base;        /* the dpctl.memory object of the allocation */
+    PyObject *array_namespace;
+    PyObject *weakreflist;
+} UsmArray;
+
+typedef struct { /* dpctl.memory._Memory (dpctl 0.22, memory/_memory.h) */
+    PyObject_HEAD
+    void *vtab;
+    void *pointer;
+    void *opaque;
+    Py_ssize_t nbytes;
+    PyObject *queue;       /* dpctl.SyclQueue */
+    PyObject *refobj;
+} UsmMemory;
+
+static PyTypeObject *usm_ndarray_type, *dpnp_ndarray_type, *sycl_event_type;
+static Py_ssize_t dpnp_array_offset;  /* where a dpnp.ndarray keeps its usm_ndarray (a slot) */
+static PyTypeObject *memory_types[3]; /* device, shared, host: usm_type by exact type */
+static PyObject *str_array_obj, *str_bind, *str_new_launcher, *str_add_to_submitted, *str_get_submitted;
+static PyObject *completed_event;     /* a callable returning a completed SyclEvent */
+static PyObject *submit_error;        /* the exception class for a refused submission */
+static int itemsize_of_typenum[32];   /* NumPy typenum -> bytes, 0 when unsupported */
+static int ready;                     /* init() ran */
+
+/* ---- QueueOrder: ordering with dpnp (see ordering.py for the protocol) -------------------- */
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *keeper;      /* dpctl's C++ order keeper (_SequentialOrderManager._state) */
+    PyObject *last_event;  /* our newest launch on this queue, or NULL */
+    int published;         /* last_event has been handed to the keeper */
+    int dirty;             /* someone else registered work with the keeper since our launch */
+} QueueOrder;
+
+static int order_publish(QueueOrder *o)
+{
+    if (o->last_event == NULL || o->published) return 0;
+    PyObject *r = PyObject_CallMethodOneArg(o->keeper, str_add_to_submitted, o->last_event);
+    if (r == NULL) return -1;
+    Py_DECREF(r);
+    o->published = 1;
+    return 0;
+}
+
+static PyObject *QueueOrder_publish(QueueOrder *o, PyObject *unused)
+{
+    if (order_publish(o) < 0) return NULL;
+    Py_RETURN_NONE;
+}
+
+static int QueueOrder_init(QueueOrder *o, PyObject *args, PyObject *kw)
+{
+    PyObject *keeper;
+    if (!PyArg_ParseTuple(args, "O", &keeper)) return -1;
+    Py_INCREF(keeper);
+    Py_XSETREF(o->keeper, keeper);
+    return 0;
+}
+
+static int QueueOrder_traverse(QueueOrder *o, visitproc visit, void *arg)
+{
+    Py_VISIT(o->keeper);
+    Py_VISIT(o->last_event);
+    return 0;
+}
+
+static int QueueOrder_clear(QueueOrder *o)
+{
+    Py_CLEAR(o->keeper);
+    Py_CLEAR(o->last_event);
+    return 0;
+}
+
+static void QueueOrder_dealloc(QueueOrder *o)
+{
+    PyObject_GC_UnTrack(o);
+    QueueOrder_clear(o);
+    Py_TYPE(o)->tp_free((PyObject *)o);
+}
+
+static PyObject *QueueOrder_get_last(QueueOrder *o, void *unused)
+{
+    return Py_NewRef(o->last_event ? o->last_event : Py_None);
+}
+
+static PyMethodDef QueueOrder_methods[] = {
+    {"publish", (PyCFunction)QueueOrder_publish, METH_NOARGS,
+     "Hand our newest launch to dpctl's order keeper, before someone else reads it."},
+    {NULL}};
+
+static PyMemberDef QueueOrder_members[] = {
+    {"dirty", T_INT, offsetof(QueueOrder, dirty), 0, "work was registered by someone else"},
+    {"published", T_INT, offsetof(QueueOrder, published), READONLY, "last launch published"},
+    {NULL}};
+
+static PyGetSetDef QueueOrder_getset[] = {
+    {"last_event", (getter)QueueOrder_get_last, NULL, "our newest launch on the queue", NULL},
+    {NULL}};
+
+static PyTypeObject QueueOrderType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "dpex_kernels.dispatcher._launcher.QueueOrder",
+    .tp_basicsize = sizeof(QueueOrder),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
+    .tp_doc = "Per-queue ordering state shared by every launch on one SYCL queue.",
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)QueueOrder_init,
+    .tp_traverse = (traverseproc)QueueOrder_traverse,
+    .tp_clear = (inquiry)QueueOrder_clear,
+    .tp_dealloc = (destructor)QueueOrder_dealloc,
+    .tp_methods = QueueOrder_methods,
+    .tp_members = QueueOrder_members,
+    .tp_getset = QueueOrder_getset,
+};
+
+/* ---- keep-alive ring: (event, arguments) until the event completes ------------------------ */
+
+#define RING_SIZE 4096 /* a power of two */
+/* At most this many launches in flight: a launch past it waits for the oldest (as CUDA's
+   launch queue does). Each pending launch holds ~3.5 KiB of SYCL runtime state, so this bounds
+   what launches faster than the device drains them can take (~4.5 MiB), and leaves room for a
+   backlog of 1 000. */
+#define MAX_IN_FLIGHT 1280
+static struct { PyObject *event, *args; } ring[RING_SIZE];
+static size_t ring_head, ring_tail; /* entries live in [head, tail) */
+
+static void ring_pop(void)
+{
+    size_t i = ring_head++ & (RING_SIZE - 1);
+    PyObject *event = ring[i].event, *args = ring[i].args;
+    ring[i].event = ring[i].args = NULL;
+    Py_DECREF(args);
+    Py_DECREF(event);
+}
+
+static void ring_release_completed(int limit)
+{
+    while (limit-- > 0 && ring_head != ring_tail) {
+        PyObject *event = ring[ring_head & (RING_SIZE - 1)].event;
+        if (EventStatus(SyclEvent_GetEventRef(event)) != STATUS_COMPLETE) break;
+        ring_pop();
+    }
+}
+
+/* Waits for the oldest launch without the GIL, holding a reference to its event meanwhile;
+   another thread may pop entries in the meantime, so only completed ones are popped after. */
+static void ring_wait_oldest(void)
+{
+    PyObject *event = Py_NewRef(ring[ring_head & (RING_SIZE - 1)].event);
+    EventRef ref = SyclEvent_GetEventRef(event);
+    Py_BEGIN_ALLOW_THREADS
+    EventWait(ref);
+    Py_END_ALLOW_THREADS
+    Py_DECREF(event);
+    ring_release_completed(RING_SIZE);
+}
+
+static void ring_push(PyObject *event, PyObject *args)
+{
+    while (ring_tail - ring_head >= MAX_IN_FLIGHT) ring_wait_oldest(); /* full: back off */
+    size_t i = ring_tail++ & (RING_SIZE - 1);
+    ring[i].event = Py_NewRef(event);
+    ring[i].args = Py_NewRef(args);
+    if ((ring_tail & 7) == 0) ring_release_completed(16);
+}
+
+static PyObject *drain(PyObject *m, PyObject *unused)
+{
+    /* Waits for every launch still running (at exit, and for tests). */
+    while (ready && ring_head != ring_tail) ring_wait_oldest();
+    Py_RETURN_NONE;
+}
+
+static PyObject *in_flight(PyObject *m, PyObject *unused)
+{
+    return PyLong_FromSize_t(ring_tail - ring_head);
+}
+
+/* ---- Binding: what a launch needs for one tuple of argument types, decided in Python ------ */
+
+enum { /* slot fields: the order of types/params.py FIELDS */
+    F_DATA, F_SHAPE, F_STRIDE, F_VALUE, F_REAL, F_IMAG
+};
+enum { /* how a scalar slot is converted */
+    K_BOOL, K_INT8, K_UINT8, K_INT16, K_UINT16, K_INT32, K_UINT32, K_INT64, K_UINT64,
+    K_FLOAT32, K_FLOAT64, K_POINTER
+};
+static const char *kind_names[] = {"bool", "int8", "uint8", "int16", "uint16", "int32",
+                                   "uint32", "int64", "uint64", "float32", "float64", "pointer"};
+static const int kind_argtype[] = {ARG_UINT8, ARG_INT8, ARG_UINT8, ARG_INT16, ARG_UINT16,
+                                   ARG_INT32, ARG_UINT32, ARG_INT64, ARG_UINT64, ARG_FLOAT32,
+                                   ARG_FLOAT64, ARG_VOID_PTR};
+static const long long kind_min[] = {0, -128, 0, -32768, 0, INT32_MIN, 0, INT64_MIN, 0};
+static const long long kind_max[] = {1, 127, 255, 32767, 65535, INT32_MAX, UINT32_MAX,
+                                     INT64_MAX, 0 /* uint64: checked apart */};
+
+typedef struct {
+    unsigned char field, kind;
+    unsigned short param, axis;
+} Slot;
+
+typedef struct {
+    PyObject_HEAD
+    Py_ssize_t nslots;
+    Slot *slots;
+    PyObject *sycl_kernel;  /* dpctl.program.SyclKernel, kept alive */
+    KernelRef kernel_ref;
+    PyObject *queue;        /* dpctl.SyclQueue the launch runs on */
+    QueueRef queue_ref;
+    QueueOrder *order;
+    PyObject *flag;         /* debug mode: the USM shared error record the kernel fills */
+    int32_t *flag_ptr;      /* its int32 status code comes first; 0: no error */
+    Py_ssize_t flag_size;   /* its bytes, cleared before each launch */
+    PyObject *on_error;     /* debug mode: called when the status is set; raises */
+} Binding;
+
+static int kind_of_name(PyObject *name)
+{
+    const char *s = PyUnicode_AsUTF8(name);
+    if (s == NULL) return -1;
+    for (int k = 0; k <= K_POINTER; k++)
+        if (strcmp(s, kind_names[k]) == 0) return k;
+    PyErr_Format(PyExc_ValueError, "internal error: no kernel-argument kind '%s'", s);
+    return -1;
+}
+
+static int Binding_init(Binding *b, PyObject *args, PyObject *kw)
+{
+    static char *names[] = {"slots", "sycl_kernel", "kernel_ref", "queue", "queue_ref",
+                            "order", "flag", "flag_ptr", "flag_size", "on_error", NULL};
+    PyObject *slots, *sycl_kernel, *queue, *order, *flag = Py_None, *on_error = Py_None;
+    unsigned long long kernel_ref, queue_ref, flag_ptr = 0;
+    Py_ssize_t flag_size = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOKOKO!|OKnO", names, &slots, &sycl_kernel,
+                                     &kernel_ref, &queue, &queue_ref, &QueueOrderType, &order,
+                                     &flag, &flag_ptr, &flag_size, &on_error))
+        return -1;
+    if (flag_ptr != 0 && flag_size < (Py_ssize_t)sizeof(int32_t)) {
+        PyErr_SetString(PyExc_ValueError, "internal error: an error record holds an int32 status");
+        return -1;
+    }
+    PyObject *seq = PySequence_Fast(slots, "slots must be a sequence");
+    if (seq == NULL) return -1;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    PyMem_Free(b->slots);
+    b->slots = PyMem_Calloc(n ? n : 1, sizeof(Slot));
+    if (b->slots == NULL) { Py_DECREF(seq); PyErr_NoMemory(); return -1; }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        int field, param, axis;
+        PyObject *kind;
+        if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(seq, i), "iiiU", &field, &param, &axis,
+                              &kind)) { Py_DECREF(seq); return -1; }
+        int k = kind_of_name(kind);
+        if (k < 0) { Py_DECREF(seq); return -1; }
+        b->slots[i] = (Slot){(unsigned char)field, (unsigned char)k, (unsigned short)param,
+                             (unsigned short)axis};
+    }
+    Py_DECREF(seq);
+    b->nslots = n;
+    b->kernel_ref = (KernelRef)(uintptr_t)kernel_ref;
+    b->queue_ref = (QueueRef)(uintptr_t)queue_ref;
+    b->flag_ptr = (int32_t *)(uintptr_t)flag_ptr;
+    b->flag_size = flag_size;
+    Py_XSETREF(b->sycl_kernel, Py_NewRef(sycl_kernel));
+    Py_XSETREF(b->queue, Py_NewRef(queue));
+    Py_XSETREF(b->order, (QueueOrder *)Py_NewRef(order));
+    Py_XSETREF(b->flag, Py_NewRef(flag));
+    Py_XSETREF(b->on_error, Py_NewRef(on_error));
+    return 0;
+}
+
+static int Binding_traverse(Binding *b, visitproc visit, void *arg)
+{
+    Py_VISIT(b->sycl_kernel);
+    Py_VISIT(b->queue);
+    Py_VISIT(b->order);
+    Py_VISIT(b->flag);
+    Py_VISIT(b->on_error);
+    return 0;
+}
+
+static int Binding_clear(Binding *b)
+{
+    Py_CLEAR(b->sycl_kernel);
+    Py_CLEAR(b->queue);
+    Py_CLEAR(b->order);
+    Py_CLEAR(b->flag);
+    Py_CLEAR(b->on_error);
+    return 0;
+}
+
+static void Binding_dealloc(Binding *b)
+{
+    PyObject_GC_UnTrack(b);
+    Binding_clear(b);
+    PyMem_Free(b->slots);
+    Py_TYPE(b)->tp_free((PyObject *)b);
+}
+
+static PyTypeObject BindingType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "dpex_kernels.dispatcher._launcher.Binding",
+    .tp_basicsize = sizeof(Binding),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
+    .tp_doc = "What a launch needs for one tuple of argument types: slots, kernel, queue.",
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)Binding_init,
+    .tp_traverse = (traverseproc)Binding_traverse,
+    .tp_clear = (inquiry)Binding_clear,
+    .tp_dealloc = (destructor)Binding_dealloc,
+};
+
+/* ---- reading arguments ---------------------------------------------------------------------- */
+
+/* What decides the Binding for one argument: equal descriptors, same Binding. */
+typedef struct {
+    void *type;    /* a scalar's Python type, or the memory type (usm_type) of an array */
+    void *queue;   /* arrays: the SyclQueue object */
+    int typenum, nd, contiguity;
+} Descriptor;
+
+typedef struct {
+    UsmArray *array; /* NULL for scalars */
+} Argument;
+
+/* 1: read; 0: not an array this file knows (a scalar, or for Python); -1: error. */
+static int read_array(PyObject *value, Argument *out, Descriptor *d)
+{
+    PyObject *x = value;
+    if (Py_TYPE(x) == dpnp_ndarray_type) {
+        /* dpnp.ndarray keeps its usm_ndarray in the slot _array_obj; the caller keeps both alive. */
+        x = *(PyObject **)((char *)value + dpnp_array_offset);
+        if (x == NULL) {
+            PyErr_SetString(PyExc_TypeError, "a dpnp.ndarray without its usm_ndarray");
+            return -1;
+        }
+    }
+    if (Py_TYPE(x) != usm_ndarray_type) return 0;
+    UsmArray *a = (UsmArray *)x;
+    PyObject *memory = a->base;
+    out->array = a;
+    d->type = memory ? (void *)Py_TYPE(memory) : NULL;
+    d->queue = memory ? (void *)((UsmMemory *)memory)->queue : NULL;
+    d->typenum = a->typenum;
+    d->nd = a->nd;
+    d->contiguity = a->flags & 3;
+    return 1;
+}
+
+static int scalar_fits(int kind, PyObject *value)
+{
+    /* Only a Python int's value decides whether it fits (API.md §2's scalar rules). */
+    if (Py_TYPE(value) != &PyLong_Type || kind > K_UINT64 || kind == K_BOOL) return 1;
+    int overflow;
+    long long v = PyLong_AsLongLongAndOverflow(value, &overflow);
+    if (kind == K_UINT64) {
+        if (overflow < 0 || (overflow == 0 && v < 0)) return 0;
+        if (overflow > 0) {
+            unsigned long long u = PyLong_AsUnsignedLongLong(value);
+            if (u == (unsigned long long)-1 && PyErr_Occurred()) { PyErr_Clear(); return 0; }
+        }
+        return 1;
+    }
+    return overflow == 0 && v >= kind_min[kind] && v <= kind_max[kind];
+}
+
+/* Elements between neighbours along `axis`: usm_ndarray leaves strides NULL for contiguous
+   arrays, C or F as its flags say. */
+static Py_ssize_t element_stride(const UsmArray *a, int axis)
+{
+    if (a->strides != NULL) return a->strides[axis];
+    Py_ssize_t step = 1;
+    if ((a->flags & 3) == 2) /* F-contiguous only: the product of the earlier extents */
+        for (int i = 0; i < axis; i++) step *= a->shape[i];
+    else
+        for (int i = a->nd - 1; i > axis; i--) step *= a->shape[i];
+    return step;
+}
+
+static int64_t stride_of(const UsmArray *a, int axis)
+{
+    return (int64_t)element_stride(a, axis) * itemsize_of_typenum[a->typenum & 31];
+}
+
+typedef union { int64_t i; uint64_t u; double d; float f; void *p; } Value;
+
+static int pack_scalar(int kind, int part, PyObject *value, Value *out)
+{
+    if (kind == K_FLOAT32 || kind == K_FLOAT64) {
+        double d;
+        if (part == F_VALUE) {
+            d = PyFloat_AsDouble(value);
+        } else {
+            Py_complex c = PyComplex_AsCComplex(value);
+            d = part == F_REAL ? c.real : c.imag;
+        }
+        if (d == -1.0 && PyErr_Occurred()) return -1;
+        if (kind == K_FLOAT32) out->f = (float)d; else out->d = d;
+        return 0;
+    }
+    if (kind == K_BOOL) {
+        int t = PyObject_IsTrue(value);
+        if (t < 0) return -1;
+        out->i = t;
+        return 0;
+    }
+    PyObject *index = PyNumber_Index(value);
+    if (index == NULL) return -1;
+    if (kind == K_UINT64) out->u = PyLong_AsUnsignedLongLong(index);
+    else out->i = PyLong_AsLongLong(index);
+    Py_DECREF(index);
+    if (PyErr_Occurred()) return -1;
+    /* Narrow in place: little-endian targets read the low bytes. */
+    return 0;
+}
+
+/* ---- Launcher: kernel[range]; calling it launches ------------------------------------------- */
+
+#define CACHE_SIZE 4
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *kernel;       /* the KernelCore it launches */
+    PyObject *name;         /* the kernel's name, for messages */
+    PyObject *range;        /* the dk.Range or dk.NdRange it launches */
+    Py_ssize_t nparams;
+    int dims;               /* the range's dimension count */
+    size_t global[3], local[3];
+    int ndim;               /* 0: an empty range (nothing runs) */
+    int nd_range;           /* a local size was given */
+    int next;               /* cache slot to replace next */
+    Binding *bindings[CACHE_SIZE];
+    Descriptor *descriptors[CACHE_SIZE];
+} Launcher;
+
+static int Launcher_init(Launcher *l, PyObject *args, PyObject *kw)
+{
+    PyObject *kernel, *name, *range, *global, *local;
+    Py_ssize_t nparams;
+    if (!PyArg_ParseTuple(args, "OUnOO!O", &kernel, &name, &nparams, &range, &PyTuple_Type,
+                          &global, &local))
+        return -1;
+    Py_ssize_t ndim = PyTuple_GET_SIZE(global);
+    if (ndim < 1 || ndim > 3 || (local != Py_None && (!PyTuple_Check(local) ||
+                                                      PyTuple_GET_SIZE(local) != ndim))) {
+        PyErr_SetString(PyExc_ValueError, "internal error: malformed launch range");
+        return -1;
+    }
+    int empty = 0;
+    for (Py_ssize_t i = 0; i < ndim; i++) {
+        l->global[i] = PyLong_AsSize_t(PyTuple_GET_ITEM(global, i));
+        l->local[i] = local == Py_None ? 0 : PyLong_AsSize_t(PyTuple_GET_ITEM(local, i));
+        empty |= l->global[i] == 0;
+    }
+    if (PyErr_Occurred()) return -1;
+    Py_XSETREF(l->kernel, Py_NewRef(kernel));
+    Py_XSETREF(l->name, Py_NewRef(name));
+    Py_XSETREF(l->range, Py_NewRef(range));
+    l->nparams = nparams;
+    l->dims = (int)ndim;
+    l->ndim = empty ? 0 : (int)ndim;
+    l->nd_range = local != Py_None;
+    return 0;
+}
+
+static int Launcher_traverse(Launcher *l, visitproc visit, void *arg)
+{
+    Py_VISIT(l->kernel);
+    for (int i = 0; i < CACHE_SIZE; i++) Py_VISIT(l->bindings[i]);
+    return 0;
+}
+
+static int Launcher_clear(Launcher *l)
+{
+    Py_CLEAR(l->kernel);
+    for (int i = 0; i < CACHE_SIZE; i++) Py_CLEAR(l->bindings[i]);
+    return 0;
+}
+
+static void Launcher_dealloc(Launcher *l)
+{
+    PyObject_GC_UnTrack(l);
+    Launcher_clear(l);
+    Py_CLEAR(l->name);
+    Py_CLEAR(l->range);
+    for (int i = 0; i < CACHE_SIZE; i++) PyMem_Free(l->descriptors[i]);
+    Py_TYPE(l)->tp_free((PyObject *)l);
+}
+
+static PyObject *launch_error(Launcher *l, PyObject *cls, const char *what)
+{
+    PyErr_Format(cls, "kernel '%U': %s", l->name, what);
+    return NULL;
+}
+
+/* Event refs a launch depends on: depends_on, dpnp's pending work, our previous launch. */
+typedef struct {
+    EventRef refs[64];
+    EventRef *all;
+    size_t count, capacity;
+    PyObject *keep; /* a list from the keeper, alive until the submit */
+} Dependencies;
+
+static int deps_add(Dependencies *d, PyObject *event)
+{
+    if (!PyObject_TypeCheck(event, sycl_event_type)) {
+        PyErr_Format(PyExc_TypeError,
+                     "depends_on must hold dpctl.SyclEvent objects; got %s",
+                     Py_TYPE(event)->tp_name);
+        return -1;
+    }
+    if (d->count == d->capacity) {
+        size_t capacity = d->capacity * 2;
+        EventRef *grown = PyMem_Malloc(capacity * sizeof(EventRef));
+        if (grown == NULL) { PyErr_NoMemory(); return -1; }
+        memcpy(grown, d->all, d->count * sizeof(EventRef));
+        if (d->all != d->refs) PyMem_Free(d->all);
+        d->all = grown;
+        d->capacity = capacity;
+    }
+    d->all[d->count++] = SyclEvent_GetEventRef(event);
+    return 0;
+}
+
+static int deps_add_sequence(Dependencies *d, PyObject *events)
+{
+    if (PyObject_TypeCheck(events, sycl_event_type)) return deps_add(d, events);
+    if (!PyList_Check(events) && !PyTuple_Check(events)) {
+        PyErr_Format(PyExc_TypeError,
+                     "depends_on must be a dpctl.SyclEvent or a sequence of them; got %s",
+                     Py_TYPE(events)->tp_name);
+        return -1;
+    }
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(events);
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (deps_add(d, PySequence_Fast_GET_ITEM(events, i)) < 0) return -1;
+    return 0;
+}
+
+static Binding *find_binding(Launcher *l, const Descriptor *desc)
+{
+    size_t bytes = (size_t)l->nparams * sizeof(Descriptor);
+    for (int i = 0; i < CACHE_SIZE; i++)
+        if (l->bindings[i] && memcmp(l->descriptors[i], desc, bytes) == 0) return l->bindings[i];
+    return NULL;
+}
+
+static int remember_binding(Launcher *l, const Descriptor *desc, Binding *b)
+{
+    size_t bytes = (size_t)l->nparams * sizeof(Descriptor);
+    int i = l->next;
+    l->next = (i + 1) % CACHE_SIZE;
+    if (l->descriptors[i] == NULL && (l->descriptors[i] = PyMem_Malloc(bytes ? bytes : 1)) == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    memcpy(l->descriptors[i], desc, bytes);
+    Py_XSETREF(l->bindings[i], (Binding *)Py_NewRef(b));
+    return 0;
+}
+
+static PyObject *launch(Launcher *l, PyObject *args, PyObject *depends_on);
+
+static PyObject *Launcher_call(Launcher *l, PyObject *args, PyObject *kwargs)
+{
+    PyObject *depends_on = NULL;
+    if (kwargs != NULL && PyDict_GET_SIZE(kwargs)) {
+        Py_ssize_t pos = 0;
+        PyObject *key, *value;
+        while (PyDict_Next(kwargs, &pos, &key, &value)) {
+            if (PyUnicode_Check(key) && PyUnicode_CompareWithASCIIString(key, "depends_on") == 0) {
+                depends_on = value;
+            } else {
+                PyErr_Format(PyExc_TypeError,
+                             "kernel '%U' takes its arguments by position; the only keyword a "
+                             "launch accepts is depends_on, got '%S'", l->name, key);
+                return NULL;
+            }
+        }
+        if (depends_on == Py_None) depends_on = NULL;
+    }
+    if (PyTuple_GET_SIZE(args) != l->nparams) {
+        PyErr_Format(PyExc_TypeError, "%U() takes %zd positional argument(s) but %zd were given",
+                     l->name, l->nparams, PyTuple_GET_SIZE(args));
+        return NULL;
+    }
+    return launch(l, args, depends_on);
+}
+
+static PyObject *launch(Launcher *l, PyObject *args, PyObject *depends_on)
+{
+    Py_ssize_t n = l->nparams;
+    Argument argv[n > 0 ? n : 1];
+    Descriptor desc[n > 0 ? n : 1];
+    memset(desc, 0, sizeof(desc));
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *value = PyTuple_GET_ITEM(args, i);
+        int r = read_array(value, &argv[i], &desc[i]);
+        if (r < 0) return NULL;
+        if (r == 0) { /* a scalar, or something only Python can read or refuse */
+            argv[i].array = NULL;
+            desc[i].type = Py_TYPE(value);
+        }
+    }
+    /* Only combinations Python accepted (queues included: compute follows data) are cached. */
+    Binding *b = find_binding(l, desc);
+    if (b != NULL) {
+        for (Py_ssize_t k = 0; k < b->nslots; k++) {
+            Slot s = b->slots[k];
+            if (s.field == F_VALUE && !scalar_fits(s.kind, PyTuple_GET_ITEM(args, s.param))) {
+                b = NULL; /* this value needs another definition: ask Python */
+                break;
+            }
+        }
+    }
+    PyObject *bound = NULL; /* (binding, cacheable, arguments) from Python's slow path */
+    if (b == NULL) {
+        bound = PyObject_CallMethodObjArgs(l->kernel, str_bind, (PyObject *)l, args, NULL);
+        if (bound == NULL) return NULL;
+        PyObject *new_args;
+        int cacheable;
+        if (!PyArg_ParseTuple(bound, "O!pO!", &BindingType, &b, &cacheable, &PyTuple_Type,
+                              &new_args)) {
+            Py_DECREF(bound);
+            return NULL;
+        }
+        if (new_args != args) { /* foreign arrays, read by Python as usm_ndarray views */
+            args = new_args;
+            for (Py_ssize_t i = 0; i < n; i++) {
+                if (read_array(PyTuple_GET_ITEM(args, i), &argv[i], &desc[i]) < 0) {
+                    Py_DECREF(bound);
+                    return NULL;
+                }
+            }
+        }
+        if (cacheable && remember_binding(l, desc, b) < 0) { Py_DECREF(bound); return NULL; }
+    }
+    PyObject *result = NULL;
+    if (l->ndim == 0) { /* a zero-sized range: nothing to run */
+        result = PyObject_CallNoArgs(completed_event);
+        Py_XDECREF(bound);
+        return result;
+    }
+
+    /* Pack the kernel arguments in the order types/params.py describes. */
+    Dependencies deps;
+    deps.all = deps.refs;
+    deps.count = 0;
+    deps.capacity = 64;
+    deps.keep = NULL;
+    Py_ssize_t nslots = b->nslots;
+    Value values[nslots + 1];
+    void *argp[nslots + 1];
+    int types[nslots + 1];
+    for (Py_ssize_t k = 0; k < nslots; k++) {
+        Slot s = b->slots[k];
+        UsmArray *a = argv[s.param].array;
+        Value *v = &values[k];
+        switch (s.field) {
+        case F_DATA: v->p = a->data; break;
+        case F_SHAPE: v->i = a->shape[s.axis]; break;
+        case F_STRIDE: v->i = stride_of(a, s.axis); break;
+        default:
+            if (pack_scalar(s.kind, s.field, PyTuple_GET_ITEM(args, s.param), v) < 0) goto done;
+        }
+        argp[k] = s.kind == K_POINTER ? v->p : (void *)v;
+        types[k] = kind_argtype[s.kind];
+    }
+    if (b->flag_ptr != NULL) {
+        memset(b->flag_ptr, 0, (size_t)b->flag_size);
+        argp[nslots] = b->flag_ptr;
+        types[nslots] = ARG_VOID_PTR;
+        nslots++;
+    }
+
+    /* Ordering (ordering.py): after dpnp's work when it registered any since our last
+       launch, after our previous launch on this queue, and after depends_on. */
+    QueueOrder *order = b->order;
+    if (depends_on != NULL && deps_add_sequence(&deps, depends_on) < 0) goto done;
+    if (order->dirty) {
+        deps.keep = PyObject_CallMethodNoArgs(order->keeper, str_get_submitted);
+        if (deps.keep == NULL) goto done;
+        if (deps_add_sequence(&deps, deps.keep) < 0) goto done;
+        order->dirty = 0;
+    }
+    if (order->last_event != NULL && deps_add(&deps, order->last_event) < 0) goto done;
+
+    EventRef ref;
+    if (l->nd_range)
+        ref = SubmitNDRange(b->kernel_ref, b->queue_ref, argp, types, (size_t)nslots, l->global,
+                            l->local, (size_t)l->ndim, deps.all, deps.count);
+    else
+        ref = SubmitRange(b->kernel_ref, b->queue_ref, argp, types, (size_t)nslots, l->global,
+                          (size_t)l->ndim, deps.all, deps.count);
+    if (ref == NULL) {
+        PyErr_Format(submit_error, "kernel '%U': the SYCL runtime refused the launch", l->name);
+        goto done;
+    }
+    result = SyclEvent_Make(ref);
+    EventDelete(ref);
+    if (result == NULL) goto done;
+    Py_XSETREF(order->last_event, Py_NewRef(result));
+    order->published = 0;
+    ring_push(result, args);
+
+    if (b->flag_ptr != NULL) {
+        /* Debug mode: wait, and raise what a work-item raised. The GIL stays held so that no
+           other thread reuses this Binding's flag meanwhile. */
+        EventWait(SyclEvent_GetEventRef(result));
+        if (*b->flag_ptr != 0) {
+            PyObject *r = PyObject_CallNoArgs(b->on_error);
+            Py_XDECREF(r);
+            Py_CLEAR(result);
+        }
+    }
+done:
+    if (deps.all != deps.refs) PyMem_Free(deps.all);
+    Py_XDECREF(deps.keep);
+    Py_XDECREF(bound);
+    return result;
+}
+
+static PyObject *Launcher_get_name(Launcher *l, void *unused) { return Py_NewRef(l->name); }
+
+static PyObject *Launcher_get_range(Launcher *l, void *unused) { return Py_NewRef(l->range); }
+
+static PyObject *Launcher_get_ndim(Launcher *l, void *unused) { return PyLong_FromLong(l->dims); }
+
+static PyObject *Launcher_get_kernel(Launcher *l, void *unused)
+{
+    return Py_NewRef(l->kernel ? l->kernel : Py_None);
+}
+
+static PyGetSetDef Launcher_getset[] = {
+    {"kernel", (getter)Launcher_get_kernel, NULL, "the kernel this launcher runs", NULL},
+    {"name", (getter)Launcher_get_name, NULL, "the kernel's name", NULL},
+    {"range", (getter)Launcher_get_range, NULL, "the dk.Range or dk.NdRange launched", NULL},
+    {"ndim", (getter)Launcher_get_ndim, NULL, "the range's dimension count", NULL},
+    {NULL}};
+
+static PyTypeObject LauncherType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "dpex_kernels.dispatcher._launcher.Launcher",
+    .tp_basicsize = sizeof(Launcher),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_BASETYPE,
+    .tp_doc = "kernel[range]: calling it launches the kernel and returns a dpctl.SyclEvent.",
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)Launcher_init,
+    .tp_traverse = (traverseproc)Launcher_traverse,
+    .tp_clear = (inquiry)Launcher_clear,
+    .tp_dealloc = (destructor)Launcher_dealloc,
+    .tp_call = (ternaryfunc)Launcher_call,
+    .tp_getset = Launcher_getset,
+};
+
+/* ---- KernelCore: the base of every launchable kernel; kernel[range] in C ------------------- */
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *launchers;       /* range -> Launcher */
+    PyObject *njit_launcher;   /* the Launcher of the range compiled code launched last */
+    int64_t njit_range[7];     /* its (ndim, global[3], local[3]) */
+} KernelCore;
+
+static PyObject *KernelCore_getitem(KernelCore *k, PyObject *key)
+{
+    if (k->launchers == NULL && (k->launchers = PyDict_New()) == NULL) return NULL;
+    PyObject *found = PyDict_GetItemWithError(k->launchers, key);
+    if (found != NULL) return Py_NewRef(found);
+    if (PyErr_Occurred()) { /* an unhashable range: validate it, remember nothing */
+        if (!PyErr_ExceptionMatches(PyExc_TypeError)) return NULL;
+        PyErr_Clear();
+        return PyObject_CallMethodOneArg((PyObject *)k, str_new_launcher, key);
+    }
+    PyObject *launcher = PyObject_CallMethodOneArg((PyObject *)k, str_new_launcher, key);
+    if (launcher == NULL) return NULL;
+    if (PyDict_GET_SIZE(k->launchers) >= 256) PyDict_Clear(k->launchers);
+    if (PyDict_SetItem(k->launchers, key, launcher) < 0) { Py_DECREF(launcher); return NULL; }
+    return launcher;
+}
+
+static int KernelCore_traverse(KernelCore *k, visitproc visit, void *arg)
+{
+    Py_VISIT(k->launchers);
+    Py_VISIT(k->njit_launcher);
+    return 0;
+}
+
+static int KernelCore_clear(KernelCore *k)
+{
+    Py_CLEAR(k->launchers);
+    Py_CLEAR(k->njit_launcher);
+    return 0;
+}
+
+static void KernelCore_dealloc(KernelCore *k)
+{
+    /* Python subclasses' own dealloc untracks the object and releases the type. */
+    PyObject_GC_UnTrack(k);
+    KernelCore_clear(k);
+    Py_TYPE(k)->tp_free((PyObject *)k);
+}
+
+static PyMappingMethods KernelCore_mapping = {.mp_subscript = (binaryfunc)KernelCore_getitem};
+
+static PyTypeObject KernelCoreType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "dpex_kernels.dispatcher._launcher.KernelCore",
+    .tp_basicsize = sizeof(KernelCore),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_BASETYPE,
+    .tp_doc = "The base of launchable kernels: kernel[range] returns a cached Launcher.",
+    .tp_new = PyType_GenericNew,
+    .tp_traverse = (traverseproc)KernelCore_traverse,
+    .tp_clear = (inquiry)KernelCore_clear,
+    .tp_dealloc = (destructor)KernelCore_dealloc,
+    .tp_as_mapping = &KernelCore_mapping,
+};
+
+/* ---- entry points for Numba-compiled host code (dispatcher/njit.py) ------------------------
+   Exported C functions whose addresses njit.py registers with LLVM. Each takes the GIL itself,
+   so @njit(nogil=True) code may call them too. */
+
+/* Fills Numba's array struct {meminfo, parent, nitems, itemsize, data, shape[nd], strides[nd]}
+   from a dpnp.ndarray or usm_ndarray; the parent is the object itself (borrowed). */
+int dpex_unbox_usm_array(PyObject *obj, int64_t *out, int ndim)
+{
+    PyGILState_STATE gil = PyGILState_Ensure();
+    int status = -1;
+    Argument arg;
+    Descriptor desc;
+    int r = read_array(obj, &arg, &desc);
+    if (r == 0)
+        PyErr_Format(PyExc_TypeError,
+                     "a %s reached compiled code where a dpnp array or usm_ndarray was typed",
+                     Py_TYPE(obj)->tp_name);
+    if (r <= 0) goto done;
+    UsmArray *a = arg.array;
+    if (a->nd != ndim) {
+        PyErr_Format(PyExc_TypeError, "internal error: a %d-d array unboxed as %d-d", a->nd, ndim);
+        goto done;
+    }
+    int64_t nitems = 1;
+    for (int i = 0; i < ndim; i++) nitems *= a->shape[i];
+    out[0] = 0;                               /* meminfo: none, the object owns the memory */
+    out[1] = (int64_t)(uintptr_t)obj;         /* parent */
+    out[2] = nitems;
+    out[3] = itemsize_of_typenum[a->typenum & 31];
+    out[4] = (int64_t)(uintptr_t)a->data;
+    for (int i = 0; i < ndim; i++) {
+        out[5 + i] = a->shape[i];
+        out[5 + ndim + i] = stride_of(a, i);
+    }
+    status = 0;
+done:
+    PyGILState_Release(gil);
+    return status;
+}
+
+static PyObject *range_type, *nd_range_type; /* dk.Range and dk.NdRange */
+
+/* The ring position of a launch that is known to be complete. */
+#define COMPLETED INT64_MAX
+
+static PyObject *njit_launcher_for(KernelCore *k, const int64_t *key)
+{
+    if (k->njit_launcher != NULL && memcmp(k->njit_range, key, sizeof(k->njit_range)) == 0)
+        return k->njit_launcher;
+    int ndim = (int)key[0];
+    PyObject *global = PyTuple_New(ndim), *local = key[4] ? PyTuple_New(ndim) : NULL, *range;
+    if (global == NULL || (key[4] && local == NULL)) goto fail;
+    for (int i = 0; i < ndim; i++) {
+        PyTuple_SET_ITEM(global, i, PyLong_FromLongLong(key[1 + i]));
+        if (local) PyTuple_SET_ITEM(local, i, PyLong_FromLongLong(key[4 + i]));
+    }
+    range = local ? PyObject_CallFunctionObjArgs(nd_range_type, global, local, NULL)
+                  : PyObject_Call(range_type, global, NULL);
+    Py_CLEAR(global);
+    Py_CLEAR(local);
+    if (range == NULL) return NULL;
+    PyObject *launcher = KernelCore_getitem(k, range);
+    Py_DECREF(range);
+    if (launcher == NULL) return NULL;
+    Py_XSETREF(k->njit_launcher, launcher);
+    memcpy(k->njit_range, key, sizeof(k->njit_range));
+    return launcher;
+fail:
+    Py_XDECREF(global);
+    Py_XDECREF(local);
+    return NULL;
+}
+
+/* kernel[range](*args) from compiled code: `args` is a tuple the caller built (arrays are their
+   Python objects); `local` is NULL for a Range. Returns the launch's ring position (what an
+   event is in compiled code), or -1 with a Python exception set. */
+int64_t dpex_njit_launch(PyObject *kernel, PyObject *args, int ndim, const int64_t *global,
+                         const int64_t *local)
+{
+    PyGILState_STATE gil = PyGILState_Ensure();
+    int64_t handle = -1;
+    int64_t key[7] = {ndim, 1, 1, 1, 0, 0, 0};
+    for (int i = 0; i < ndim; i++) {
+        key[1 + i] = global[i];
+        if (local) key[4 + i] = local[i];
+    }
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(args); i++) {
+        if (PyTuple_GET_ITEM(args, i) == NULL) {
+            PyErr_SetString(PyExc_TypeError,
+                            "a kernel launched from compiled code takes arrays passed in from "
+                            "Python; this one was made inside the compiled function");
+            goto done;
+        }
+    }
+    /* Owned while launching: another thread may replace the kernel's cached launcher. */
+    Launcher *l = (Launcher *)Py_XNewRef(njit_launcher_for((KernelCore *)kernel, key));
+    if (l == NULL) goto done;
+    if (PyTuple_GET_SIZE(args) != l->nparams) {
+        PyErr_Format(PyExc_TypeError, "%U() takes %zd positional argument(s) but %zd were given",
+                     l->name, l->nparams, PyTuple_GET_SIZE(args));
+        Py_DECREF(l);
+        goto done;
+    }
+    PyObject *event = launch(l, args, NULL);
+    Py_DECREF(l);
+    if (event == NULL) goto done;
+    /* Not in the ring (a zero-sized range, or already completed and released): complete. */
+    handle = ring_tail > ring_head && ring[(ring_tail - 1) & (RING_SIZE - 1)].event == event
+                 ? (int64_t)(ring_tail - 1)
+                 : COMPLETED;
+    Py_DECREF(event);
+done:
+    PyGILState_Release(gil);
+    return handle;
+}
+
+/* The event of a ring position, or NULL when it has completed and left the ring (positions
+   leave from the front, and only once complete). */
+static PyObject *ring_event(int64_t handle)
+{
+    if (handle < 0 || (size_t)handle < ring_head || (size_t)handle >= ring_tail) return NULL;
+    return ring[(size_t)handle & (RING_SIZE - 1)].event;
+}
+
+void dpex_event_wait(int64_t handle)
+{
+    PyGILState_STATE gil = PyGILState_Ensure();
+    PyObject *event = ring_event(handle);
+    if (event != NULL) {
+        Py_INCREF(event);
+        EventRef ref = SyclEvent_GetEventRef(event);
+        Py_BEGIN_ALLOW_THREADS
+        EventWait(ref);
+        Py_END_ALLOW_THREADS
+        Py_DECREF(event);
+    }
+    PyGILState_Release(gil);
+}
+
+/* A new reference to the dpctl.SyclEvent of a ring position (a completed one if it left). */
+PyObject *dpex_event_object(int64_t handle)
+{
+    PyGILState_STATE gil = PyGILState_Ensure();
+    PyObject *event = ring_event(handle);
+    PyObject *result = event ? Py_NewRef(event) : PyObject_CallNoArgs(completed_event);
+    PyGILState_Release(gil);
+    return result;
+}
+
+#define ADDRESS(f) (unsigned long long)(uintptr_t)(f)
+
+static PyObject *array_key(PyObject *m, PyObject *obj)
+{
+    /* What decides a dpnp array's or usm_ndarray's usm_array type, or None for other objects:
+       (type number, ndim, contiguity flags, memory type, queue). */
+    Argument arg;
+    Descriptor d;
+    int r = read_array(obj, &arg, &d);
+    if (r < 0) return NULL;
+    if (r == 0 || d.type == NULL) Py_RETURN_NONE;
+    return Py_BuildValue("(iiiOO)", d.typenum, d.nd, d.contiguity, (PyObject *)d.type,
+                         (PyObject *)d.queue);
+}
+
+static PyObject *c_functions(PyObject *m, PyObject *unused)
+{
+    /* Ours, and dpctl's C functions as resolved at init (for dk.raw_launch in @cfunc code). */
+    return Py_BuildValue("{sKsKsKsKsKsKsK}",
+                         "dpex_unbox_usm_array", ADDRESS(dpex_unbox_usm_array),
+                         "dpex_njit_launch", ADDRESS(dpex_njit_launch),
+                         "dpex_event_wait", ADDRESS(dpex_event_wait),
+                         "dpex_event_object", ADDRESS(dpex_event_object),
+                         "DPCTLQueue_SubmitRange", ADDRESS(SubmitRange),
+                         "DPCTLEvent_Wait", ADDRESS(EventWait),
+                         "DPCTLEvent_Delete", ADDRESS(EventDelete));
+}
+
+static PyObject *arg_types(PyObject *m, PyObject *unused)
+{
+    /* The DPCTLKernelArgType of each slot kind of types/params.py. */
+    PyObject *d = PyDict_New();
+    for (int k = 0; d != NULL && k <= K_POINTER; k++) {
+        PyObject *v = PyLong_FromLong(kind_argtype[k]);
+        if (v == NULL || PyDict_SetItemString(d, kind_names[k], v) < 0) Py_CLEAR(d);
+        Py_XDECREF(v);
+    }
+    return d;
+}
+
+/* ---- set-up ------------------------------------------------------------------------------- */
+
+static void *capsule_function(PyObject *module_capi, const char *name)
+{
+    PyObject *capsule = PyDict_GetItemString(module_capi, name);
+    if (capsule == NULL || !PyCapsule_CheckExact(capsule)) {
+        PyErr_Format(PyExc_ImportError, "dpctl exports no C function %s", name);
+        return NULL;
+    }
+    return PyCapsule_GetPointer(capsule, PyCapsule_GetName(capsule));
+}
+
+static int resolve(void *library, void **target, const char *symbol)
+{
+    *target = dlsym(library, symbol);
+    if (*target == NULL) {
+        PyErr_Format(PyExc_ImportError, "libDPCTLSyclInterface has no %s", symbol);
+        return -1;
+    }
+    return 0;
+}
+
+static PyObject *init(PyObject *m, PyObject *args, PyObject *kw)
+{
+    static char *names[] = {"library", "event_capi", "usm_ndarray", "dpnp_ndarray",
+                            "sycl_event", "memory_types", "itemsizes", "completed_event",
+                            "submit_error", "range_type", "nd_range_type", NULL};
+    const char *library_path;
+    PyObject *event_capi, *usm, *dpnp_nd, *event, *memtypes, *itemsizes, *completed, *error;
+    PyObject *range, *nd_range;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "sO!O!O!O!OO!OOOO", names, &library_path,
+                                     &PyDict_Type, &event_capi, &PyType_Type, &usm,
+                                     &PyType_Type, &dpnp_nd, &PyType_Type, &event, &memtypes,
+                                     &PyDict_Type, &itemsizes, &completed, &error, &range,
+                                     &nd_range))
+        return NULL;
+    void *library = dlopen(library_path, RTLD_NOW | RTLD_NOLOAD);
+    if (library == NULL) library = dlopen(library_path, RTLD_NOW);
+    if (library == NULL)
+        return PyErr_Format(PyExc_ImportError, "cannot open %s: %s", library_path, dlerror());
+    if (resolve(library, (void **)&SubmitRange, "DPCTLQueue_SubmitRange") < 0 ||
+        resolve(library, (void **)&SubmitNDRange, "DPCTLQueue_SubmitNDRange") < 0 ||
+        resolve(library, (void **)&EventWait, "DPCTLEvent_Wait") < 0 ||
+        resolve(library, (void **)&EventDelete, "DPCTLEvent_Delete") < 0 ||
+        resolve(library, (void **)&EventStatus, "DPCTLEvent_GetCommandExecutionStatus") < 0)
+        return NULL;
+    if ((SyclEvent_Make = capsule_function(event_capi, "SyclEvent_Make")) == NULL ||
+        (SyclEvent_GetEventRef = capsule_function(event_capi, "SyclEvent_GetEventRef")) == NULL)
+        return NULL;
+    PyObject *seq = PySequence_Fast(memtypes, "memory_types must be a sequence");
+    if (seq == NULL) return NULL;
+    if (PySequence_Fast_GET_SIZE(seq) != 3) {
+        Py_DECREF(seq);
+        return PyErr_Format(PyExc_ValueError, "memory_types must name 3 types");
+    }
+    for (int i = 0; i < 3; i++) {
+        PyObject *t = PySequence_Fast_GET_ITEM(seq, i);
+        if (!PyType_Check(t)) { Py_DECREF(seq); return PyErr_Format(PyExc_TypeError, "not a type"); }
+        memory_types[i] = (PyTypeObject *)Py_NewRef(t);
+    }
+    Py_DECREF(seq);
+    Py_ssize_t pos = 0;
+    PyObject *key, *value;
+    while (PyDict_Next(itemsizes, &pos, &key, &value)) {
+        long typenum = PyLong_AsLong(key), size = PyLong_AsLong(value);
+        if (PyErr_Occurred()) return NULL;
+        if (typenum >= 0 && typenum < 32) itemsize_of_typenum[typenum] = (int)size;
+    }
+    PyObject *slot = PyObject_GetAttr(dpnp_nd, str_array_obj);
+    if (slot == NULL) return NULL;
+    if (!Py_IS_TYPE(slot, &PyMemberDescr_Type) ||
+        ((PyMemberDescrObject *)slot)->d_member->type != T_OBJECT_EX) {
+        Py_DECREF(slot);
+        return PyErr_Format(PyExc_ImportError, "dpnp.ndarray._array_obj is not a slot");
+    }
+    dpnp_array_offset = ((PyMemberDescrObject *)slot)->d_member->offset;
+    Py_DECREF(slot);
+    usm_ndarray_type = (PyTypeObject *)Py_NewRef(usm);
+    dpnp_ndarray_type = (PyTypeObject *)Py_NewRef(dpnp_nd);
+    sycl_event_type = (PyTypeObject *)Py_NewRef(event);
+    completed_event = Py_NewRef(completed);
+    submit_error = Py_NewRef(error);
+    range_type = Py_NewRef(range);
+    nd_range_type = Py_NewRef(nd_range);
+    ready = 1;
+    Py_RETURN_NONE;
+}
+
+static PyObject *check_layouts(PyObject *m, PyObject *args)
+{
+    /* Reads `array` through the declared layouts; Python compares with the public attributes:
+       (data pointer, nd, shape, strides in elements, typenum, flags, memory, queue). */
+    PyObject *x;
+    if (!PyArg_ParseTuple(args, "O", &x)) return NULL;
+    if (!ready || Py_TYPE(x) != usm_ndarray_type)
+        return PyErr_Format(PyExc_TypeError, "check_layouts takes a usm_ndarray after init()");
+    if (usm_ndarray_type->tp_basicsize != (Py_ssize_t)sizeof(UsmArray))
+        return PyErr_Format(PyExc_ImportError, "usm_ndarray is %zd bytes, expected %zd",
+                            usm_ndarray_type->tp_basicsize, (Py_ssize_t)sizeof(UsmArray));
+    UsmArray *a = (UsmArray *)x;
+    if (a->nd < 0 || a->nd > 64 || a->base == NULL)
+        return PyErr_Format(PyExc_ImportError, "usm_ndarray fields are not where expected");
+    int known = 0;
+    for (int i = 0; i < 3; i++) known |= Py_TYPE(a->base) == memory_types[i];
+    if (!known || Py_TYPE(a->base)->tp_basicsize < (Py_ssize_t)sizeof(UsmMemory))
+        return PyErr_Format(PyExc_ImportError, "usm_ndarray's base is not a USM memory object");
+    PyObject *shape = PyTuple_New(a->nd), *strides = PyTuple_New(a->nd);
+    if (shape == NULL || strides == NULL) { Py_XDECREF(shape); Py_XDECREF(strides); return NULL; }
+    for (int i = 0; i < a->nd; i++) {
+        PyTuple_SET_ITEM(shape, i, PyLong_FromSsize_t(a->shape[i]));
+        PyTuple_SET_ITEM(strides, i, PyLong_FromSsize_t(element_stride(a, i)));
+    }
+    UsmMemory *mem = (UsmMemory *)a->base;
+    return Py_BuildValue("(KiNNiiOO)", (unsigned long long)(uintptr_t)a->data, a->nd, shape,
+                         strides, a->typenum, a->flags, a->base, mem->queue);
+}
+
+static PyMethodDef module_methods[] = {
+    {"init", (PyCFunction)(void (*)(void))init, METH_VARARGS | METH_KEYWORDS,
+     "Resolve dpctl's C functions and the types the launcher reads."},
+    {"check_layouts", check_layouts, METH_VARARGS,
+     "What the declared layouts read from a usm_ndarray, for the import-time check."},
+    {"drain", drain, METH_NOARGS, "Wait for every launch still in flight."},
+    {"in_flight", in_flight, METH_NOARGS, "How many launches the keep-alive ring holds."},
+    {"arg_types", arg_types, METH_NOARGS, "The DPCTLKernelArgType of each slot kind."},
+    {"array_key", array_key, METH_O, "What decides a USM array's type, read from its struct."},
+    {"c_functions", c_functions, METH_NOARGS,
+     "Addresses of the entry points for Numba-compiled code (dispatcher/njit.py)."},
+    {NULL}};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT, "_launcher", "The compiled launch path of dpex_kernels.", -1,
+    module_methods};
+
+PyMODINIT_FUNC PyInit__launcher(void)
+{
+    PyObject *m = PyModule_Create(&module);
+    if (m == NULL) return NULL;
+    str_array_obj = PyUnicode_InternFromString("_array_obj");
+    str_bind = PyUnicode_InternFromString("_bind");
+    str_new_launcher = PyUnicode_InternFromString("_new_launcher");
+    str_add_to_submitted = PyUnicode_InternFromString("add_to_submitted_events");
+    str_get_submitted = PyUnicode_InternFromString("get_submitted_events");
+    PyTypeObject *types[] = {&QueueOrderType, &BindingType, &LauncherType, &KernelCoreType};
+    const char *type_names[] = {"QueueOrder", "Binding", "Launcher", "KernelCore"};
+    for (int i = 0; i < 4; i++) {
+        if (PyType_Ready(types[i]) < 0 ||
+            PyModule_AddObjectRef(m, type_names[i], (PyObject *)types[i]) < 0) {
+            Py_DECREF(m);
+            return NULL;
+        }
+    }
+    if (PyModule_AddIntConstant(m, "MAX_IN_FLIGHT", MAX_IN_FLIGHT) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}
