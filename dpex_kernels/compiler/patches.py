@@ -2,7 +2,7 @@
 
 Numba has no per-target hook for these; each change below says why it is needed and keeps
 every other target (Numba's CPU `@njit` above all) on Numba's own code path. `apply()` runs
-once, when the compiler or dk.typeof is first imported, and refuses Numba or llvmlite
+once, when the compiler is first imported, and refuses Numba or llvmlite
 versions other than the pinned ones, whose internals these rely on.
 tests/test_hardening_patches.py checks that CPU code is unchanged.
 

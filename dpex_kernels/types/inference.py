@@ -22,8 +22,3 @@ def typeof(obj: object) -> types.Type:
     if name is not None:
         return scalar_from_name(name)
     raise TypeError(not_passable_message(obj))
-
-
-from ..compiler import patches  # noqa: E402  (after typeof, which patches registers)
-
-patches.apply()
