@@ -252,6 +252,34 @@ def _reject_unsupported_integers(module: ll.ModuleRef, kernel_name: str) -> None
         )
 
 
+# `cmpxchg ptr addrspace(N) getelementptr <flags> (<type>, ptr addrspace(N) @global, <indices>)`
+_CMPXCHG_CONSTANT_GEP = re.compile(
+    r"^(\s*)(.*?cmpxchg (?:volatile )?)(ptr addrspace\(\d+\) )"
+    r"getelementptr ((?:inbounds |nuw |nusw )*)\(((?:[^()]|\(\d+\))*)\)",
+    re.M,
+)
+
+
+def _cmpxchg_pointers_as_instructions(text: str) -> str:
+    """Give every cmpxchg on a constant address (an element of a local array at a constant
+    index) its own getelementptr instruction.
+
+    LLVM 22's SPIR-V back end types such a constant address by the cmpxchg's {value, i1}
+    result and scales the offset by that struct's size: the float atomics of local arrays
+    (compare-and-swap loops) then wrote past the array (tests/fuzz_findings).
+    """
+    count = 0
+
+    def rewrite(match: re.Match) -> str:
+        nonlocal count
+        count += 1
+        indent, head, pointer, flags, operands = match.groups()
+        name = f'%"dpex.cmpxchg.address.{count}"'
+        return f"{indent}{name} = getelementptr {flags}{operands}\n{indent}{head}{pointer}{name}"
+
+    return _CMPXCHG_CONSTANT_GEP.sub(rewrite, text)
+
+
 _SPIRV_VAL = shutil.which("spirv-val")
 _EMIT_ATTEMPTS = 8
 
@@ -280,7 +308,7 @@ def emit_spirv(module: ll.ModuleRef, kernel_name: str, opt_level: int) -> bytes:
     """
     _reject_host_calls(module, kernel_name)
     _reject_unsupported_integers(module, kernel_name)
-    text = str(module)
+    text = _cmpxchg_pointers_as_instructions(str(module))
     for _ in range(_EMIT_ATTEMPTS):
         with _llvm_lock:  # the back end keeps process-wide state
             spirv = _target_machine(opt_level).emit_object(ll.parse_assembly(text))
