@@ -92,7 +92,7 @@ def run_churn(cfg: Config) -> list[Row]:
     rows = []
     for case, worker, impl, full, quick in CHURN:
         count = quick if cfg.mode == "quick" else full
-        label = f"{case} x {count:,}".replace(",", " ")
+        label = f"{case} x " + f"{count:,}".replace(",", " ")
         params = {"items": count, "warmup": CHURN_WARMUP}
         try:
             run = _run(worker, count, CHURN_WARMUP, max(1, count // 10))
