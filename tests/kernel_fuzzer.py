@@ -22,6 +22,7 @@ import os
 import queue
 import random
 import re
+import signal
 import subprocess
 import sys
 import tempfile
@@ -1238,6 +1239,10 @@ def campaign(
     return report
 
 
+def _too_slow(signum, frame):
+    raise TimeoutError("the model ran too long")
+
+
 def reduce(case: dict, timeout: float = 90.0, log=None) -> dict:
     """A smaller case with the same failure signature: drop paired kernel/model lines."""
     want = signature(case["result"]["outcome"], case["result"].get("detail") or "")
@@ -1245,11 +1250,17 @@ def reduce(case: dict, timeout: float = 90.0, log=None) -> dict:
 
     def same_failure(candidate: dict) -> bool:
         arrays, scalars = _inputs(candidate)
-        try:  # a candidate the model cannot run (a name left undefined) is not a smaller case
+        # A candidate the model cannot run (a name left undefined, a loop without its
+        # increment) is not a smaller case of the same failure.
+        signal.signal(signal.SIGALRM, _too_slow)
+        signal.alarm(10)
+        try:
             compile(candidate["kernel"], "<candidate>", "exec")
             run_model(candidate, arrays, scalars)
         except Exception:
             return False
+        finally:
+            signal.alarm(0)
         result = runner.run(candidate)
         return signature(result["outcome"], result.get("detail") or "") == want
 

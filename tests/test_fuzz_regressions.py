@@ -1,10 +1,14 @@
 """Miscompilations the kernel fuzzer found that the compiler now avoids; each failed before."""
 
+import json
+from pathlib import Path
+
 import dpnp
 import numpy as np
 import pytest
 
 import dpex_kernels as dk
+from tests import kernel_fuzzer as fuzzer
 
 
 @pytest.mark.parametrize("dtype", ["f4", "f8", "i4", "i8"])
@@ -37,3 +41,18 @@ def test_an_atomic_on_a_local_array_at_a_constant_index(op, dtype):
         "exchange": np.full(2, 3.0),
     }[op]
     np.testing.assert_array_equal(dpnp.asnumpy(out), np.repeat(expected, 2).astype(dtype))
+
+
+CASES = sorted((Path(__file__).parent / "fuzz_cases").glob("*.json"))
+
+
+@pytest.mark.parametrize("path", CASES, ids=[p.stem for p in CASES])
+def test_a_fixed_fuzzer_case_now_matches_its_model(path):
+    """Whole generated cases that aborted or mismatched before their fix ("found" says how)."""
+    case = json.loads(path.read_text())
+    runner = fuzzer.Runner()
+    try:
+        result = runner.run(case)
+    finally:
+        runner.close()
+    assert result["outcome"] == "ok", result

@@ -252,32 +252,36 @@ def _reject_unsupported_integers(module: ll.ModuleRef, kernel_name: str) -> None
         )
 
 
-# `cmpxchg ptr addrspace(N) getelementptr <flags> (<type>, ptr addrspace(N) @global, <indices>)`
-_CMPXCHG_CONSTANT_GEP = re.compile(
-    r"^(\s*)(.*?cmpxchg (?:volatile )?)(ptr addrspace\(\d+\) )"
-    r"getelementptr ((?:inbounds |nuw |nusw )*)\(((?:[^()]|\(\d+\))*)\)",
-    re.M,
+# A constant address: `getelementptr <flags> (i8, ptr addrspace(N) @global, i64 <offset>)`.
+_CONSTANT_GEP = re.compile(
+    r"getelementptr ((?:inbounds |nuw |nusw )*)\((i8, ptr(?: addrspace\(\d+\))? "
+    r"@[-\w.$]+, i64 -?\d+)\)"
 )
+_INSTRUCTION = re.compile(r"^(\s+)(?!.*= phi )\S")
 
 
-def _cmpxchg_pointers_as_instructions(text: str) -> str:
-    """Give every cmpxchg on a constant address (an element of a local array at a constant
-    index) its own getelementptr instruction.
+def _constant_addresses_as_instructions(text: str) -> str:
+    """Compute every constant byte-offset address inside a function (an element of a local
+    array at a constant index) by its own getelementptr instruction.
 
-    LLVM 22's SPIR-V back end types such a constant address by the cmpxchg's {value, i1}
-    result and scales the offset by that struct's size: the float atomics of local arrays
-    (compare-and-swap loops) then wrote past the array (tests/fuzz_findings).
+    LLVM 22's SPIR-V back end gives such a constant the element type of one of its uses
+    (cmpxchg's {value, i1} result, an i32 load) and scales the byte offset by that type's
+    size: atomics and loads of local arrays at constant indices read and wrote past the
+    element, even past the array (tests/test_fuzz_regressions.py).
     """
-    count = 0
-
-    def rewrite(match: re.Match) -> str:
-        nonlocal count
-        count += 1
-        indent, head, pointer, flags, operands = match.groups()
-        name = f'%"dpex.cmpxchg.address.{count}"'
-        return f"{indent}{name} = getelementptr {flags}{operands}\n{indent}{head}{pointer}{name}"
-
-    return _CMPXCHG_CONSTANT_GEP.sub(rewrite, text)
+    lines, count = [], 0
+    for line in text.splitlines():
+        indent = _INSTRUCTION.match(line)
+        if indent is not None and "getelementptr" in line:
+            while (found := _CONSTANT_GEP.search(line)) is not None:
+                count += 1
+                name = f'%"dpex.address.{count}"'
+                lines.append(
+                    f"{indent.group(1)}{name} = getelementptr {found.group(1)}{found.group(2)}"
+                )
+                line = line[: found.start()] + name + line[found.end() :]
+        lines.append(line)
+    return "\n".join(lines) + "\n"
 
 
 _SPIRV_VAL = shutil.which("spirv-val")
@@ -308,7 +312,7 @@ def emit_spirv(module: ll.ModuleRef, kernel_name: str, opt_level: int) -> bytes:
     """
     _reject_host_calls(module, kernel_name)
     _reject_unsupported_integers(module, kernel_name)
-    text = _cmpxchg_pointers_as_instructions(str(module))
+    text = _constant_addresses_as_instructions(str(module))
     for _ in range(_EMIT_ATTEMPTS):
         with _llvm_lock:  # the back end keeps process-wide state
             spirv = _target_machine(opt_level).emit_object(ll.parse_assembly(text))
