@@ -18,8 +18,9 @@ def test_bounded_campaign_finds_nothing_new():
         f"{sig}\n  seeds {seeds}\n  {report.details[sig][:2000]}"
         for sig, seeds in report.findings.items()
     )
-    fixed = [k for k in fuzzer.KNOWN if not any(sig.startswith(k) for sig in report.known)]
-    assert not fixed, f"known findings no longer show; remove them from KNOWN: {fixed}"
+    if report.generated == COUNT:  # the whole fixed set ran: a known finding must still show
+        fixed = [k for k in fuzzer.KNOWN if not any(sig.startswith(k) for sig in report.known)]
+        assert not fixed, f"known findings no longer show; remove them from KNOWN: {fixed}"
 
 
 def test_generation_is_deterministic_and_varied():
