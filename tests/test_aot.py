@@ -71,18 +71,16 @@ def user_module(tmp_path):
 
 
 def _run(*args, cwd=None):
-    done = subprocess.run(
-        [sys.executable, *args], capture_output=True, text=True, timeout=300, cwd=cwd
-    )
+    done = subprocess.run([sys.executable, *args], capture_output=True, text=True, timeout=300,
+                          cwd=cwd)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     return done.stdout
 
 
 def test_cli_builds_a_bundle_that_runs_without_numba_or_llvmlite(tmp_path, user_module):
     bundle = tmp_path / "kernels.dpkb"
-    out = _run(
-        "-m", "dpex_kernels", "aot", "build", "user_kernels", "-o", str(bundle), cwd=tmp_path
-    )
+    out = _run("-m", "dpex_kernels", "aot", "build", "user_kernels", "-o", str(bundle),
+               cwd=tmp_path)
     assert "vecadd: 2 signature(s)" in out
     script = tmp_path / "use_bundle.py"
     script.write_text(RUNTIME_SCRIPT)

@@ -13,14 +13,8 @@ LEAVES = st.sampled_from(["a[i]", "b[i]", "1.5", "0.25", "c"])
 UNARY = st.sampled_from(["abs({})", "math.sqrt(abs({}))", "math.sin({})", "math.exp(-abs({}))"])
 BINARY = st.sampled_from(["({} + {})", "({} - {})", "({} * {})", "min({}, {})", "max({}, {})"])
 
-NUMPY_NAMES = {
-    "math.sqrt": "np.sqrt",
-    "math.sin": "np.sin",
-    "math.exp": "np.exp",
-    "abs(": "np.abs(",
-    "min(": "np.minimum(",
-    "max(": "np.maximum(",
-}
+NUMPY_NAMES = {"math.sqrt": "np.sqrt", "math.sin": "np.sin", "math.exp": "np.exp",
+               "abs(": "np.abs(", "min(": "np.minimum(", "max(": "np.maximum("}
 
 
 def _expressions():

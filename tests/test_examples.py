@@ -12,11 +12,6 @@ EXAMPLES = sorted(p.stem for p in (ROOT / "examples").glob("*.py") if p.stem != 
 
 @pytest.mark.parametrize("name", EXAMPLES)
 def test_example_runs(name):
-    done = subprocess.run(
-        [sys.executable, "-m", f"examples.{name}"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    done = subprocess.run([sys.executable, "-m", f"examples.{name}"], cwd=ROOT,
+                          capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]

@@ -24,9 +24,8 @@ def test_print_of_scalars_and_strings_prints_one_line_per_work_item():
         show[2](dpnp.asarray(np.array([1.5, -2.25], dtype=np.float32)), 2, 1 + 2j).wait()
         """
     )
-    done = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, timeout=300
-    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     lines = sorted(done.stdout.splitlines())
     assert lines == [

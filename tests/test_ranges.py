@@ -281,7 +281,9 @@ def test_range_accepts_exactly_one_to_three_non_negative_ints(dims):
             as_launch_range(tuple(dims))
 
 
-@given(st.lists(st.tuples(st.integers(0, 64), st.integers(0, 64)), min_size=1, max_size=3))
+@given(
+    st.lists(st.tuples(st.integers(0, 64), st.integers(0, 64)), min_size=1, max_size=3)
+)
 def test_ndrange_valid_exactly_when_each_local_divides_its_global(pairs):
     global_range = tuple(g for g, _ in pairs)
     local_range = tuple(loc for _, loc in pairs)
@@ -299,10 +301,8 @@ def test_ndrange_valid_exactly_when_each_local_divides_its_global(pairs):
             dk.NdRange(global_range, local_range)
 
 
-@given(
-    st.lists(st.integers(0, 50), min_size=1, max_size=3),
-    st.lists(st.integers(0, 50), min_size=1, max_size=3),
-)
+@given(st.lists(st.integers(0, 50), min_size=1, max_size=3),
+       st.lists(st.integers(0, 50), min_size=1, max_size=3))
 def test_range_equal_exactly_when_dims_equal(a, b):
     ra, rb = dk.Range(*a), dk.Range(*b)
     assert (ra == rb) == (a == b)

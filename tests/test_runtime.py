@@ -81,9 +81,8 @@ def test_user_set_ocl_icd_filenames_is_never_overridden(value):
     assert got["after"]["OCL_ICD_FILENAMES"] == value
 
 
-@pytest.mark.parametrize(
-    "value", ["/nonexistent-vendors-dir", "vendors-dir", ""], ids=["bogus-dir", "real-dir", "empty"]
-)
+@pytest.mark.parametrize("value", ["/nonexistent-vendors-dir", "vendors-dir", ""],
+                         ids=["bogus-dir", "real-dir", "empty"])
 def test_user_set_ocl_icd_vendors_is_never_overridden(value, tmp_path):
     if value == "vendors-dir":
         (tmp_path / "intel.icd").write_text(f"{libintelocl()}\n")

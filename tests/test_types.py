@@ -541,13 +541,8 @@ def _param(layout="C", dtype="float32", ndim=2, usm_type="device", device=CPU) -
 
 
 def _arg(kind: str, shape=(3, 4), dtype="f4", usm_type="device"):
-    x = dpnp.zeros(
-        shape,
-        dtype=dtype,
-        order="F" if kind == "F" else "C",
-        device="opencl:cpu",
-        usm_type=usm_type,
-    )
+    x = dpnp.zeros(shape, dtype=dtype, order="F" if kind == "F" else "C", device="opencl:cpu",
+                   usm_type=usm_type)
     if kind == "A":
         x = x[..., ::2]
     return array_spec_of(x)
@@ -582,11 +577,7 @@ def test_array_spec_of_agrees_with_typeof():
         spec = array_spec_of(x)
         t = dk.typeof(x)
         assert (spec.dtype, spec.ndim, spec.layout, spec.usm_type, spec.device) == (
-            "int32",
-            2,
-            t.layout,
-            "device",
-            CPU,
+            "int32", 2, t.layout, "device", CPU
         )
         assert spec.describe() == str(t)
 
@@ -820,11 +811,7 @@ def test_every_spelling_round_trips(
     )
     assert a == b and hash(a) == hash(b)
     assert (a.dtype, a.ndim, a.layout, a.usm_type, a.device) == (
-        SCALARS[name][0],
-        ndim,
-        layout,
-        usm_type,
-        CPU,
+        SCALARS[name][0], ndim, layout, usm_type, CPU
     )
     # Rebuilding from the normalised fields gives the same type again.
     assert dk.usm_array(a.dtype, a.ndim, a.layout, a.usm_type, a.device) == a
@@ -832,9 +819,8 @@ def test_every_spelling_round_trips(
     assert str(a) == f"usm_array({a.dtype}, {ndim}d, {layout}, {usm_type}, {CPU})"
 
 
-fields = st.tuples(
-    dtype_names, st.integers(0, 8), st.sampled_from(LAYOUTS), st.sampled_from(USM_TYPES)
-)
+fields = st.tuples(dtype_names, st.integers(0, 8), st.sampled_from(LAYOUTS),
+                   st.sampled_from(USM_TYPES))
 
 
 @given(fields, fields)
@@ -859,21 +845,8 @@ junk = st.one_of(
     st.tuples(st.integers(), st.integers()),
     st.dictionaries(st.text(max_size=2), st.integers(), max_size=2),
     st.sampled_from(
-        [
-            object(),
-            object,
-            type,
-            np.ndarray,
-            np.float16,
-            nbtypes.void,
-            nbtypes.pyobject,
-            np.dtype("S4"),
-            np.dtype(">f8"),
-            np.zeros(2),
-            ",",
-            "(,",
-            "f4,",
-        ]
+        [object(), object, type, np.ndarray, np.float16, nbtypes.void, nbtypes.pyobject,
+         np.dtype("S4"), np.dtype(">f8"), np.zeros(2), ",", "(,", "f4,"]
     ),
 )
 
