@@ -1158,6 +1158,10 @@ KNOWN = {
         "integer compare_exchange deciding a loop (issue 8; fixed on branch hardening): "
         "tests/fuzz_findings/int_cas_loop_abort.py"
     ),
+    "rejected: kernel 'dpex_kernel_kern' needs integers of [N] bits": (
+        "LLVM's loop passes narrow a loop counter to i2, which the SPIR-V check refuses "
+        "(a valid kernel rejected): tests/fuzz_findings/narrow_induction_variable.py"
+    ),
 }
 
 

@@ -269,3 +269,27 @@ def test_the_docs_example_runs(tmp_path):
     script.write_text(snippet)
     run = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr[-3000:]
+
+
+def test_an_aot_bundle_with_an_altered_file_is_refused(tmp_path):
+    from dpex_kernels.aot import runtime
+
+    f32 = dk.usm_array(dk.float32, 1)
+
+    @dk.kernel(dk.void(f32, f32))
+    def copy(a, out):
+        i = dk.get_global_id(0)
+        out[i] = a[i]
+
+    path = dk.aot.build([copy], tmp_path / "copy.dpkb")
+    assert runtime.load(path).copy.definitions
+    with zipfile.ZipFile(path) as archive:
+        files = {name: archive.read(name) for name in archive.namelist()}
+    spirv_name = next(name for name in files if name.endswith(".spv"))
+    files[spirv_name] = files[spirv_name][:-1] + bytes([files[spirv_name][-1] ^ 0xFF])
+    altered = tmp_path / "altered.dpkb"
+    with zipfile.ZipFile(altered, "w") as archive:
+        for name, data in files.items():
+            archive.writestr(name, data)
+    with pytest.raises(ValueError, match="checksum"):
+        runtime.load(altered)

@@ -12,6 +12,7 @@ FINDINGS = Path(__file__).parent / "fuzz_findings"
 OPEN = {
     "int_cas_loop_abort.py": "LLVM SPIR-V back-end abort; the fix is on branch hardening",
     "fneg_across_barrier.py": "Intel OpenCL CPU runtime: a negation across a barrier",
+    "narrow_induction_variable.py": "LLVM's LFTR narrows a loop counter to i2",
 }
 
 

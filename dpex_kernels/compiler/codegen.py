@@ -228,17 +228,13 @@ def optimise(module: ll.ModuleRef, kernel_names: list[str], opt_level: int) -> N
     builder = ll.create_pass_builder(machine, options)
     with _llvm_lock:
         # Exit-value replacement turns loop sums into closed forms over i65 and wider
-        # integers, which the SPIR-V back end aborts the process on; linear function test
-        # replacement narrows loop counters to widths such as i2, which SPIR-V lacks
-        # (tests/fuzz_findings/narrow_induction_variable.py). LLVM options are process-wide,
-        # so the defaults are restored for Numba's CPU target after.
+        # integers, which the SPIR-V back end aborts the process on. LLVM options are
+        # process-wide, so the default ("cheap") is restored for Numba's CPU target after.
         ll.set_option("dpex_kernels", "-replexitval=never")
-        ll.set_option("dpex_kernels", "-disable-lftr")
         try:
             builder.getModulePassManager().run(module, builder)
         finally:
             ll.set_option("dpex_kernels", "-replexitval=cheap")
-            ll.set_option("dpex_kernels", "-disable-lftr=false")
     module.verify()
 
 
