@@ -1,20 +1,26 @@
-"""On-disk cache of compiled kernels (cache=True): content-hash keys, checksummed atomic writes.
+"""On-disk cache of compiled kernels (cache=True): content-hash keys, plain data, atomic writes.
 
-An entry holds a kernel's KernelArtifacts (its linked LLVM IR and SPIR-V per launch dimension
-count). Its key hashes the kernel's bytecode, everything the bytecode reaches by name (device
-functions, recursively; global constants), the signature, the options and the library
-versions, so editing the kernel or a device function it calls makes a new key. An entry
-whose checksum does not match is ignored and rebuilt, never loaded.
+An entry is a zip file of plain data: entry.json (the key, the kernel's name and options, and
+the description that AOT bundles use too, aot/artifacts.py), the SPIR-V and optimised LLVM IR
+of each launch dimension count built so far, and the linked LLVM IR from which the other
+counts are built when a launch needs them. Every file has a SHA-256 in entry.json; nothing is
+unpickled or imported from the cache directory. An entry's key hashes the kernel's bytecode,
+everything the bytecode reaches by name (device functions, recursively; global constants),
+the signature, the options and the library versions, so editing the kernel or a device
+function it calls makes a new key. An entry that is foreign (another key's), truncated or
+altered is ignored and rebuilt, never loaded.
 """
 
 from __future__ import annotations
 
 import builtins
 import hashlib
+import io
+import json
 import os
-import pickle
 import tempfile
 import types
+import zipfile
 from pathlib import Path
 
 import llvmlite
@@ -23,8 +29,9 @@ import numba.core.dispatcher
 import numpy as np
 import platformdirs
 
-MAGIC = b"dpex_kernels cache 1\n"
-_DIGEST = hashlib.sha256().digest_size
+from .aot import artifacts as artifacts_module
+
+MAGIC = "dpex_kernels cache 2"
 
 
 def cache_dir() -> Path:
@@ -103,34 +110,103 @@ def _path(key: str) -> Path:
     return cache_dir() / f"{key}.dpk"
 
 
+def _entry_bytes(key: str, artifacts) -> bytes | None:
+    """The entry for `artifacts` (a zip of entry.json and its files), or None when the
+    artifacts hold what plain data cannot name (a debug-mode exception of a user class)."""
+    if not artifacts_module.builtin_exceptions(artifacts.exceptions):
+        return None
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        ndims = [n for n in artifacts_module.NDIMS if artifacts.has_variant(n)]
+        definition = artifacts_module.describe(artifacts, archive.writestr, "code", ndims)
+        extra = {
+            "linked.ll": artifacts.linked_ir.encode(),
+            "types.txt": artifacts.type_annotation.encode(),
+        }
+        for name, data in extra.items():
+            archive.writestr(name, data)
+        entry = {
+            "format": MAGIC,
+            "key": key,
+            "name": artifacts.name,
+            "opt_level": artifacts.opt_level,
+            "files": {name: hashlib.sha256(data).hexdigest() for name, data in extra.items()},
+            "definition": definition,
+        }
+        archive.writestr("entry.json", json.dumps(entry, indent=1))
+    return buffer.getvalue()
+
+
+def _artifacts_of(key: str, data: bytes):
+    """The KernelArtifacts an entry describes; CorruptArtifacts (or a zip error) if it is
+    not exactly an entry written for `key`."""
+    from .compiler.compile import KernelArtifacts
+
+    with zipfile.ZipFile(io.BytesIO(data)) as archive:
+        entry = json.loads(archive.read("entry.json"))
+        if not isinstance(entry, dict) or entry.get("format") != MAGIC or entry.get("key") != key:
+            raise artifacts_module.CorruptArtifacts("a foreign entry")
+        fields = artifacts_module.read(entry["definition"], archive.read)
+        files = entry["files"]
+
+        def text(name: str) -> str:
+            return artifacts_module.checked_file(archive.read, name, files[name]).decode()
+
+        name, opt_level = entry["name"], entry["opt_level"]
+        if not isinstance(name, str) or opt_level not in range(4):
+            raise artifacts_module.CorruptArtifacts("the entry's fields have the wrong types")
+        artifacts = KernelArtifacts(
+            name=name,
+            symbol=fields["symbol"],
+            argtypes=(),
+            linked_ir=text("linked.ll"),
+            type_annotation=text("types.txt"),
+            error_flag=fields["error_flag"],
+            exceptions=fields["exceptions"],
+            opt_level=opt_level,
+            timings={},
+        )
+    if artifacts.default_ndim != fields["default_ndim"]:
+        raise artifacts_module.CorruptArtifacts("the entry's IR does not match its description")
+    artifacts._variants.update(fields["variants"])
+    return artifacts
+
+
 def load(key: str):
-    """The KernelArtifacts stored under `key`, or None when absent, truncated or corrupt."""
+    """The KernelArtifacts stored under `key`, or None when absent, foreign, truncated or
+    corrupt (then the caller compiles and stores a new entry). Nothing is unpickled."""
     try:
         data = _path(key).read_bytes()
     except OSError:
         return None
-    header = len(MAGIC) + _DIGEST
-    if len(data) < header or not data.startswith(MAGIC):
-        return None
-    digest, payload = data[len(MAGIC) : header], data[header:]
-    if hashlib.sha256(payload).digest() != digest:
-        return None
     try:
-        return pickle.loads(payload)
-    except Exception:  # an entry from an incompatible build: rebuild it
+        return _artifacts_of(key, data)
+    except (
+        artifacts_module.CorruptArtifacts,
+        zipfile.BadZipFile,
+        zipfile.LargeZipFile,
+        KeyError,
+        TypeError,
+        ValueError,  # JSON and UTF-8 errors among them
+        EOFError,
+        OSError,
+        NotImplementedError,  # an unsupported zip compression method
+    ):
         return None
 
 
 def store(key: str, artifacts) -> None:
     """Write an entry atomically (a temporary file renamed into place); failures are ignored."""
-    payload = pickle.dumps(artifacts, protocol=pickle.HIGHEST_PROTOCOL)
+    payload = _entry_bytes(key, artifacts)
+    if payload is None:
+        return
     folder = cache_dir()
     temporary = None
     try:
         folder.mkdir(parents=True, exist_ok=True)
         with tempfile.NamedTemporaryFile(dir=folder, delete=False, suffix=".tmp") as handle:
             temporary = handle.name
-            handle.write(MAGIC + hashlib.sha256(payload).digest() + payload)
+            handle.write(payload)
         os.replace(temporary, _path(key))
     except OSError:
         if temporary is not None:

@@ -1,4 +1,4 @@
-"""Memory: resident-set growth over many launches, each run in a fresh process."""
+"""Memory: resident-set growth over many launches, and over kernel churn; fresh processes."""
 
 from __future__ import annotations
 
@@ -24,14 +24,23 @@ def case_name(launches: int) -> str:
     return label if launches >= MEMORY_TARGET_LAUNCHES else label + " (quick: no target)"
 
 
-def _run(impl: str, launches: int) -> dict:
-    settings = {"impl": impl, "launches": launches, "warmup": WARMUP, "chunk": CHUNK}
+#: Kernel churn (issue 8): (case, worker impl, row impl, count in full mode, in quick mode).
+CHURN = (
+    ("lazy specialisations, deleted", "specialise", "dk lazy", 2_000, 50),
+    ("kernel redefinitions, deleted", "redefine", "dk lazy", 1_000, 50),
+    ("dpctl program builds, dropped", "program build", "dpctl", 2_000, 50),
+)
+CHURN_WARMUP = 20
+
+
+def _run(impl: str, launches: int, warmup: int = WARMUP, chunk: int = CHUNK) -> dict:
+    settings = {"impl": impl, "launches": launches, "warmup": warmup, "chunk": chunk}
     done = subprocess.run(
         [sys.executable, "-m", "benchmarks.memory_worker", json.dumps(settings)],
         cwd=REPO_ROOT,
         capture_output=True,
         text=True,
-        timeout=600,
+        timeout=1800,
         check=False,
     )
     if done.returncode != 0:
@@ -69,4 +78,37 @@ def run_memory(cfg: Config) -> list[Row]:
         )
         note = "" if all(r["right"] for r in runs) else "WRONG result"
         rows.append(Row("memory", case, impl, "MiB", max(growth), None, [], params, note))
+    return rows + run_churn(cfg)
+
+
+def run_churn(cfg: Config) -> list[Row]:
+    """RSS growth (MiB) over many kernels made, launched once and deleted, in one fresh process.
+
+    A lazy specialisation of new source costs a Numba compile, LLVM and a dpctl program build;
+    a redefinition of the same source reuses the device build (same SPIR-V). The dpctl row
+    builds one SPIR-V into programs and drops them, nothing of dpex_kernels involved: what
+    dpctl and the OpenCL runtime keep of a build. Information only (no target).
+    """
+    rows = []
+    for case, worker, impl, full, quick in CHURN:
+        count = quick if cfg.mode == "quick" else full
+        label = f"{case} x " + f"{count:,}".replace(",", " ")
+        params = {"items": count, "warmup": CHURN_WARMUP}
+        try:
+            run = _run(worker, count, CHURN_WARMUP, max(1, count // 10))
+        except (RuntimeError, subprocess.TimeoutExpired, ValueError) as exc:
+            rows.append(skipped_row("memory", label, impl, "MiB", str(exc), **params))
+            continue
+        growth = run["after_mib"] - run["before_mib"]
+        params.update(
+            runs=1,
+            growth_mib_runs=[growth],
+            growth_mib_median=growth,
+            before_mib=run["before_mib"],
+            checkpoints_mib_runs=[run["checkpoints_mib"]],
+            us_per_launch=run["seconds"] / count * 1e6,
+            kib_per_item=growth * 1024 / count,
+        )
+        note = f"{growth * 1024 / count:.0f} KiB per item" + ("" if run["right"] else ", WRONG")
+        rows.append(Row("memory", label, impl, "MiB", growth, None, [], params, note))
     return rows

@@ -1,8 +1,8 @@
 """Ahead-of-time bundles: build() writes the SPIR-V and signatures of eager kernels to a file.
 
-A bundle is a zip archive: manifest.json (kernels, parameters, signatures, devices) and, per
-definition and launch dimension count, its SPIR-V and LLVM IR. aot/runtime.py reads it back
-with dpctl alone.
+A bundle is a zip archive: manifest.json (kernels, parameters, signatures, devices, and each
+definition's description from aot/artifacts.py) and, per definition and launch dimension
+count, its SPIR-V and LLVM IR. aot/runtime.py reads it back with dpctl alone.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from pathlib import Path
 
 from ..dispatcher.jit_kernel import JitKernel
 from ..types.spec import ArraySpec
+from .artifacts import describe
 from .runtime import FORMAT, VERSION
 
 
@@ -50,13 +51,6 @@ def _param(param) -> dict:
     return {"scalar": param}
 
 
-def _exceptions(artifacts) -> dict:
-    return {
-        str(code): [exc.__name__ if exc is not None else None, [str(a) for a in args]]
-        for code, (exc, args) in artifacts.exceptions.items()
-    }
-
-
 def build(kernels, path: str | Path) -> Path:
     """Write a bundle of the eager kernels in `kernels`: a list of them, or a module.
 
@@ -68,24 +62,15 @@ def build(kernels, path: str | Path) -> Path:
         for kernel in _collect(kernels):
             entry = {"name": kernel.__name__, "params": list(kernel.param_names), "definitions": []}
             for index, (sig, compiled) in enumerate(kernel.definitions.items()):
-                artifacts = compiled.artifacts
-                variants = {}
-                for ndim in (1, 2, 3):
-                    llvm_ir, spirv = artifacts.variant(ndim)
-                    stem = f"{kernel.__name__}/{index}/{ndim}d"
-                    archive.writestr(f"{stem}.spv", spirv)
-                    archive.writestr(f"{stem}.ll", llvm_ir)
-                    variants[str(ndim)] = stem
+                description = describe(
+                    compiled.artifacts, archive.writestr, f"{kernel.__name__}/{index}"
+                )
                 entry["definitions"].append(
                     {
                         "signature": str(sig),
                         "device": compiled.device,
                         "params": [_param(p) for p in compiled.params],
-                        "symbol": artifacts.symbol,
-                        "default_ndim": artifacts.default_ndim,
-                        "error_flag": artifacts.error_flag,
-                        "exceptions": _exceptions(artifacts),
-                        "variants": variants,
+                        **description,
                     }
                 )
             manifest["kernels"].append(entry)

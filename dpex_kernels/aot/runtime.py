@@ -7,7 +7,6 @@ bundle.vecadd[dk.Range(n)](a, b, c)       # same launch API, signature checks an
 
 from __future__ import annotations
 
-import builtins
 import json
 import zipfile
 from pathlib import Path
@@ -15,38 +14,10 @@ from pathlib import Path
 from ..dispatcher.compiled import CompiledKernel
 from ..dispatcher.launch import KernelBase
 from ..types.spec import ArraySpec
+from .artifacts import BundledArtifacts, CorruptArtifacts, read
 
 FORMAT = "dpex_kernels bundle"
-VERSION = 1
-
-
-class BundledArtifacts:
-    """A bundled definition's code: SPIR-V and LLVM IR for each launch dimension count."""
-
-    def __init__(self, name: str, definition: dict, files: dict[str, tuple[str, bytes]]):
-        self.name = name
-        self.symbol = definition["symbol"]
-        self.default_ndim = definition["default_ndim"]
-        self.error_flag = definition["error_flag"]
-        self.exceptions = {
-            int(code): (getattr(builtins, exc, RuntimeError) if exc else None, tuple(args))
-            for code, (exc, args) in definition["exceptions"].items()
-        }
-        self._variants = {int(ndim): files[stem] for ndim, stem in definition["variants"].items()}
-
-    def has_variant(self, ndim: int) -> bool:
-        return ndim in self._variants
-
-    def variant(self, ndim: int) -> tuple[str, bytes]:
-        return self._variants[ndim]
-
-    @property
-    def llvm_ir(self) -> str:
-        return self._variants[self.default_ndim][0]
-
-    @property
-    def spirv(self) -> bytes:
-        return self._variants[self.default_ndim][1]
+VERSION = 2  # 2: per-file checksums in the shared description (aot/artifacts.py)
 
 
 def _param(description: dict):
@@ -102,17 +73,13 @@ def load(path: str | Path) -> Bundle:
             for entry in manifest["kernels"]:
                 kernel = BundledKernel(entry["name"], tuple(entry["params"]))
                 for definition in entry["definitions"]:
-                    files = {
-                        stem: (archive.read(f"{stem}.ll").decode(), archive.read(f"{stem}.spv"))
-                        for stem in definition["variants"].values()
-                    }
-                    artifacts = BundledArtifacts(entry["name"], definition, files)
+                    artifacts = BundledArtifacts(entry["name"], read(definition, archive.read))
                     params = tuple(_param(p) for p in definition["params"])
                     signature = definition["signature"]
                     kernel.definitions[signature] = CompiledKernel(
                         signature, definition["device"], artifacts, params
                     )
                 kernels[entry["name"]] = kernel
-    except (zipfile.BadZipFile, KeyError, json.JSONDecodeError) as exc:
+    except (zipfile.BadZipFile, KeyError, json.JSONDecodeError, CorruptArtifacts) as exc:
         raise ValueError(f"{path} is not a readable dpex_kernels bundle: {exc}") from exc
     return Bundle(path, kernels)

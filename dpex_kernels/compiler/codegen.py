@@ -246,6 +246,41 @@ def _reject_unsupported_integers(module: ll.ModuleRef, kernel_name: str) -> None
         )
 
 
+# A constant address: `getelementptr <flags> (i8, ptr addrspace(N) @global, i64 <offset>)`.
+_CONSTANT_GEP = re.compile(
+    r"getelementptr ((?:inbounds |nuw |nusw )*)\((i8, ptr(?: addrspace\(\d+\))? "
+    r"@[-\w.$]+, i64 -?\d+)\)"
+)
+_INSTRUCTION = re.compile(r"^(\s+)(?!.*= phi )\S")
+
+
+def _constant_addresses_as_instructions(text: str) -> str:
+    """Compute every constant byte-offset address inside a function (an element of a local
+    array at a constant index) by its own getelementptr instruction.
+
+    LLVM 22's SPIR-V back end gives such a constant the element type of one of its uses
+    (cmpxchg's {value, i1} result, an i32 load) and scales the byte offset by that type's
+    size: atomics and loads of local arrays at constant indices read and wrote past the
+    element, even past the array (tests/test_fuzz_regressions.py). Returns `text` itself when
+    there is nothing to rewrite.
+    """
+    if "getelementptr" not in text:
+        return text
+    lines, count = [], 0
+    for line in text.splitlines():
+        indent = _INSTRUCTION.match(line)
+        if indent is not None and "getelementptr" in line:
+            while (found := _CONSTANT_GEP.search(line)) is not None:
+                count += 1
+                name = f'%"dpex.address.{count}"'
+                lines.append(
+                    f"{indent.group(1)}{name} = getelementptr {found.group(1)}{found.group(2)}"
+                )
+                line = line[: found.start()] + name + line[found.end() :]
+        lines.append(line)
+    return "\n".join(lines) + "\n" if count else text
+
+
 _SPIRV_VAL = shutil.which("spirv-val")
 _EMIT_ATTEMPTS = 8
 
@@ -275,11 +310,13 @@ def emit_spirv(module: ll.ModuleRef, kernel_name: str, opt_level: int) -> bytes:
     """
     _reject_host_calls(module, kernel_name)
     _reject_unsupported_integers(module, kernel_name)
-    if not _validating():  # one emission, from the module itself: no text round trip
+    text = str(module)
+    rewritten = _constant_addresses_as_instructions(text)
+    if rewritten is text and not _validating():  # one emission, from the module itself
         with _llvm_lock:
             spirv = _target_machine(opt_level).emit_object(module)
         return repair_label_ids(spirv)
-    text = str(module)
+    text = rewritten
     for _ in range(_EMIT_ATTEMPTS):
         with _llvm_lock:  # the back end keeps process-wide state
             spirv = _target_machine(opt_level).emit_object(ll.parse_assembly(text))

@@ -1,0 +1,28 @@
+"""Each reproducer in tests/fuzz_findings/ runs in a child; open findings are strict xfails."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+FINDINGS = Path(__file__).parent / "fuzz_findings"
+
+#: Reproducer -> why it is still open. A fixed one makes its xfail fail: remove it here.
+OPEN = {
+    "fneg_across_barrier.py": "Intel OpenCL CPU runtime: a negation across a barrier",
+    "narrow_induction_variable.py": "LLVM's LFTR narrows a loop counter to i2",
+}
+
+
+def _cases():
+    for path in sorted(FINDINGS.glob("*.py")):
+        reason = OPEN.get(path.name)
+        marks = [pytest.mark.xfail(strict=True, reason=reason)] if reason else []
+        yield pytest.param(path, marks=marks, id=path.stem)
+
+
+@pytest.mark.parametrize("path", list(_cases()))
+def test_reproducer_passes(path):
+    run = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, (run.stdout + run.stderr)[-3000:]

@@ -1,0 +1,58 @@
+"""Miscompilations the kernel fuzzer found that the compiler now avoids; each failed before."""
+
+import json
+from pathlib import Path
+
+import dpnp
+import numpy as np
+import pytest
+
+import dpex_kernels as dk
+from tests import kernel_fuzzer as fuzzer
+
+
+@pytest.mark.parametrize("dtype", ["f4", "f8", "i4", "i8"])
+@pytest.mark.parametrize("op", ["add", "sub", "min", "max", "exchange"])
+def test_an_atomic_on_a_local_array_at_a_constant_index(op, dtype):
+    """The CAS loop of a float atomic on local memory at a constant index wrote 16 x the offset
+    away (LLVM's SPIR-V back end typed the constant address by cmpxchg's result struct)."""
+    function = getattr(dk.atomic, op)
+
+    @dk.kernel
+    def update(values, out):
+        i = dk.get_global_id(0)
+        j = dk.get_local_id(0)
+        scratch = dk.local.array(2, values.dtype)
+        scratch[j] = values[i]
+        dk.barrier(dk.LOCAL_MEM_FENCE)
+        function(scratch, 1, 3)
+        dk.barrier(dk.LOCAL_MEM_FENCE)
+        out[i] = scratch[1]
+
+    host = np.array([10, 20, 30, 40], dtype=dtype)
+    out = dpnp.zeros(4, dtype=dtype)
+    update[dk.NdRange(4, 2)](dpnp.asarray(host), out).wait()
+    second = host[1::2].astype(np.float64)  # each group's slot 1, updated by its 2 work-items
+    expected = {
+        "add": second + 6,
+        "sub": second - 6,
+        "min": np.minimum(second, 3),
+        "max": np.maximum(second, 3),
+        "exchange": np.full(2, 3.0),
+    }[op]
+    np.testing.assert_array_equal(dpnp.asnumpy(out), np.repeat(expected, 2).astype(dtype))
+
+
+CASES = sorted((Path(__file__).parent / "fuzz_cases").glob("*.json"))
+
+
+@pytest.mark.parametrize("path", CASES, ids=[p.stem for p in CASES])
+def test_a_fixed_fuzzer_case_now_matches_its_model(path):
+    """Whole generated cases that aborted or mismatched before their fix ("found" says how)."""
+    case = json.loads(path.read_text())
+    runner = fuzzer.Runner()
+    try:
+        result = runner.run(case)
+    finally:
+        runner.close()
+    assert result["outcome"] == "ok", result
