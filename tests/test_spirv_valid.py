@@ -87,21 +87,44 @@ def test_spirv_val_is_installed_in_ci():
         assert SPIRV_VAL is not None
 
 
-@pytest.mark.skipif(SPIRV_VAL is None, reason="spirv-val missing: apt-get install spirv-tools")
-def test_label_repair_makes_every_emission_valid(tmp_path):
-    """LLVM's back end numbers labels over type ids in many emissions; the repair fixes all."""
+def _label_and_module_ids(spirv: bytes) -> tuple[list[int], set[int]]:
+    """Every OpLabel id, and every id defined before the first function (types, constants)."""
+    from array import array
+
+    from dpex_kernels.compiler import spirv_repair as r
+
+    words = array("I", spirv)
+    labels, module_ids, in_function = [], set(), False
+    for start, _count, opcode in r._instructions(words):
+        in_function |= opcode == r.OP_FUNCTION
+        if opcode == r.OP_LABEL:
+            labels.append(words[start + 1])
+        elif not in_function and r.OP_TYPE_FIRST <= opcode <= r.OP_TYPE_LAST:
+            module_ids.add(words[start + 1])
+        elif not in_function and opcode in r._TYPED_MODULE_RESULTS:
+            module_ids.add(words[start + 2])
+    return labels, module_ids
+
+
+def test_label_repair_gives_every_label_its_own_id():
+    """LLVM's back end numbers labels over type ids in many emissions; after the repair every
+    label id is unique and names nothing else. (spirv-val of the whole emission is the test
+    above, on the path that retries: the back end has a rarer fault the repair does not
+    address, docs/compiler.md.)"""
     import llvmlite.binding as ll
 
     from dpex_kernels.compiler import codegen
     from dpex_kernels.compiler.spirv_repair import repair_label_ids
 
     llvm_ir, _ = compile_kernel(_loops, (dk.usm_array(dk.float64, 2, "A"), f64)).variant(1)
-    path = tmp_path / "kernel.spv"
+    collided = 0
     for _ in range(12):
-        module = ll.parse_assembly(llvm_ir)
-        path.write_bytes(repair_label_ids(codegen._target_machine(3).emit_object(module)))
-        done = subprocess.run([SPIRV_VAL, str(path)], capture_output=True, text=True)
-        assert done.returncode == 0, done.stdout + done.stderr
+        raw = codegen._target_machine(3).emit_object(ll.parse_assembly(llvm_ir))
+        labels, module_ids = _label_and_module_ids(raw)
+        collided += bool(module_ids & set(labels))
+        labels, module_ids = _label_and_module_ids(repair_label_ids(raw))
+        assert len(set(labels)) == len(labels) and not module_ids & set(labels)
+    print(f"{collided} of 12 emissions had labels colliding with module ids before the repair")
 
 
 def test_label_repair_leaves_other_bytes_alone():
