@@ -20,3 +20,17 @@ def test_example_runs(name):
         timeout=300,
     )
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+
+
+def test_mpi_example_runs_on_two_ranks():
+    """examples/mpi_ranks.py under `mpiexec -n 2`: the kernel reaches rank 1 by pickle."""
+    mpiexec = Path(sys.executable).with_name("mpiexec")
+    done = subprocess.run(
+        [str(mpiexec), "-n", "2", sys.executable, "-m", "examples.mpi_ranks"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert "2 ranks" in done.stdout and "no compile on ranks > 0" in done.stdout
