@@ -15,7 +15,7 @@ from numba.core.codegen import Codegen, CodeLibrary
 
 from ..errors import KernelCompileError
 from . import patches
-from .spirv_repair import repair_label_ids
+from .spirv_repair import AmbiguousLabels, repair_label_ids
 
 TRIPLE = "spirv64-unknown-unknown"
 DATA_LAYOUT = (
@@ -304,24 +304,26 @@ def emit_spirv(module: ll.ModuleRef, kernel_name: str, opt_level: int) -> bytes:
     """SPIR-V bytes for an optimised module; refuses modules that call host functions.
 
     LLVM 22's SPIR-V back end now and then numbers basic blocks over other ids; every module
-    goes through spirv_repair. With DPEX_KERNELS_VALIDATE_SPIRV=1 and spirv-val installed the
-    result is validated too, and emitted again (from a fresh parse) should anything else be
-    wrong; without it the module is emitted once, as it is.
+    goes through spirv_repair, and an emission whose labels collide with each other (which no
+    repair can untangle) is emitted again. With DPEX_KERNELS_VALIDATE_SPIRV=1 and spirv-val
+    installed the result is validated too, and emitted again should anything else be wrong.
     """
     _reject_host_calls(module, kernel_name)
     _reject_unsupported_integers(module, kernel_name)
     text = str(module)
     rewritten = _constant_addresses_as_instructions(text)
-    if rewritten is text and not _validating():  # one emission, from the module itself
+    validating = _validating()
+    for attempt in range(_EMIT_ATTEMPTS):
+        # The first emission is from the module itself when nothing was rewritten; any other
+        # from a fresh parse (the back end keeps process-wide state: hence the lock).
         with _llvm_lock:
-            spirv = _target_machine(opt_level).emit_object(module)
-        return repair_label_ids(spirv)
-    text = rewritten
-    for _ in range(_EMIT_ATTEMPTS):
-        with _llvm_lock:  # the back end keeps process-wide state
-            spirv = _target_machine(opt_level).emit_object(ll.parse_assembly(text))
-        spirv = repair_label_ids(spirv)
-        if _valid(spirv):
+            source = module if attempt == 0 and rewritten is text else ll.parse_assembly(rewritten)
+            spirv = _target_machine(opt_level).emit_object(source)
+        try:
+            spirv = repair_label_ids(spirv)
+        except AmbiguousLabels:
+            continue  # labels collided with each other: only a new emission helps
+        if not validating or _valid(spirv):
             return spirv
     raise KernelCompileError(
         f"kernel '{kernel_name}': LLVM's SPIR-V back end produced invalid SPIR-V "

@@ -29,6 +29,11 @@ _TYPED_MODULE_RESULTS = {1, 41, 42, 43, 44, 45, 46, 48, 49, 50, 51, 52, 59}
 _UNTYPED_MODULE_RESULTS = {7, 11, 73}
 
 
+class AmbiguousLabels(ValueError):
+    """Two blocks of one function got the same label id: branches to it cannot be told apart,
+    so the emission cannot be repaired, only redone."""
+
+
 def _instructions(words: array):
     """(start, word count, opcode) of every instruction after the 5-word header."""
     position = 5
@@ -41,7 +46,10 @@ def _instructions(words: array):
 
 
 def repair_label_ids(spirv: bytes) -> bytes:
-    """`spirv` with every OpLabel renumbered to a fresh id (see the module docstring)."""
+    """`spirv` with every OpLabel renumbered to a fresh id (see the module docstring).
+
+    Raises AmbiguousLabels for an emission whose labels collide with each other.
+    """
     if len(spirv) < 20 or len(spirv) % 4:
         return spirv
     words = array("I", spirv)
@@ -68,7 +76,10 @@ def repair_label_ids(spirv: bytes) -> bytes:
             elif opcode in _UNTYPED_MODULE_RESULTS:
                 module_ids.add(words[start + 1])
         elif opcode == OP_LABEL:
-            labels[(function, words[start + 1])] = bound
+            key = (function, words[start + 1])
+            if key in labels:
+                raise AmbiguousLabels(f"label id {key[1]} defined twice in function {function}")
+            labels[key] = bound
             bound += 1
         elif count >= 3:  # [result type, result id, ...]: the first sighting is the definition
             value_types.setdefault(words[start + 2], words[start + 1])
