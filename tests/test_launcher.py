@@ -282,24 +282,31 @@ def test_unsupported_dpnp_or_dpctl_version_is_an_import_error(package):
     assert "ImportError:" in done.stdout and "9.9.0" in done.stdout, done.stdout
 
 
+#: A child's start: a one-work-item kernel that runs for as many rounds as it is told.
+_SPIN = """
+import dpnp, dpex_kernels as dk
+a = dpnp.ones(1, dtype="f8")
+
+@dk.kernel
+def spin(a, rounds):
+    x = a[0]
+    for _ in range(rounds):
+        x = x * 0.999999 + 1e-6
+    a[0] = x
+"""
+
+
 def test_exit_with_thousands_of_launches_in_flight():
     done = _run(
-        """
-        import dpnp, dpex_kernels as dk
-        a = dpnp.ones(1, dtype="f8")
-
-        @dk.kernel
-        def spin(a, rounds):
-            x = a[0]
-            for _ in range(rounds):
-                x = x * 0.999999 + 1e-6
-            a[0] = x
-
-        spin[1](a, 3_000_000)
-        for _ in range(5000):
-            spin[1](a, 1)
-        print("submitted", flush=True)
-        """
+        _SPIN
+        + textwrap.dedent(
+            """
+            spin[1](a, 3_000_000)
+            for _ in range(5000):
+                spin[1](a, 1)
+            print("submitted", flush=True)
+            """
+        )
     )
     assert done.returncode == 0, done.stderr[-2000:]
     assert "submitted" in done.stdout
@@ -307,18 +314,8 @@ def test_exit_with_thousands_of_launches_in_flight():
 
 
 def test_ctrl_c_while_exit_waits_for_a_kernel_is_quiet():
-    script = textwrap.dedent(
+    script = _SPIN + textwrap.dedent(
         """
-        import dpnp, dpex_kernels as dk
-        a = dpnp.ones(1, dtype="f8")
-
-        @dk.kernel
-        def spin(a, rounds):
-            x = a[0]
-            for _ in range(rounds):
-                x = x * 0.999999 + 1e-6
-            a[0] = x
-
         spin[1](a, 1)
         spin[1](a, 400_000_000)
         print("exiting", flush=True)
