@@ -49,7 +49,7 @@ CASES = (
 #: costs milliseconds per launch
 SOM_CASES = ("3 arrays",)
 SOM_BURST = 20
-#: launches timed together within a burst (and made by one call of the @njit loop)
+#: launches timed together within a burst (one call of the @njit loop makes a whole chunk)
 CHUNK = 25
 #: the cases that also launch from a loop in @numba.njit code (API.md §2)
 NJIT_CASES = ("3 arrays",)
@@ -160,8 +160,8 @@ class Impl:
     gate: SyclGate | OpenCLGate
     pending: Callable[[object], bool] = _sycl_pending
     burst_cap: int | None = None
-    #: launches one call of `launch` makes (a loop in compiled code launches a whole chunk)
-    batch: int = 1
+    #: a loop in compiled code: `many(n)` makes n launches in one call (one per timed chunk)
+    many: Callable[[int], object] | None = None
 
 
 def _dk_kernels(name: str, launch_args: tuple) -> dict:
@@ -180,12 +180,12 @@ def _dk_kernels(name: str, launch_args: tuple) -> dict:
     return out
 
 
-def njit_burst(kernel, count: int):
+def njit_burst(kernel):
     """A @numba.njit function making `count` launches of `kernel` (3 arrays, 64 work-items)."""
     import numba
 
     @numba.njit
-    def burst(a, b, c):
+    def burst(a, b, c, count):
         event = kernel[ARRAY_LEN](a, b, c)
         for _ in range(count - 1):
             event = kernel[ARRAY_LEN](a, b, c)
@@ -255,10 +255,10 @@ def _impls(label: str, gates: dict, ocl: OpenCL | None, notes: dict) -> dict:
         launch = lambda kernel=kernel: kernel[rng](*launch_args)  # noqa: E731
         out[impl] = Impl(launch, same(launch), dk_fill, sycl_gate)
         if impl == EAGER and label in NJIT_CASES:
-            loop = njit_burst(kernel, CHUNK)
-            loop(*launch_args).wait()  # compiles
-            njit_launch = lambda loop=loop: loop(*launch_args)  # noqa: E731
-            out[NJIT] = Impl(njit_launch, same(njit_launch), dk_fill, sycl_gate, batch=CHUNK)
+            loop = njit_burst(kernel)
+            loop(*launch_args, 1).wait()  # compiles
+            many = lambda n, loop=loop: loop(*launch_args, n)  # noqa: E731
+            out[NJIT] = Impl(launch, same(launch), dk_fill, sycl_gate, many=many)
     if label in SOM_CASES:
 
         def som_fill(gate, n):
@@ -319,12 +319,18 @@ def _sample(
     before = _count(impl, fill) if census else 0
     timed: list = []
     chunk = max(1, min(CHUNK, burst // 4))
+    per_call = chunk if impl.many else 1
     seconds = []
     if census:
-        timed = [launch() for _ in range(burst // impl.batch)]
+        timed = [impl.many(chunk) if impl.many else launch() for _ in range(burst // per_call)]
         if sync:
             for event in timed:
                 event.wait()
+    elif impl.many:
+        for _ in range(burst // chunk):
+            started = time.perf_counter()
+            impl.many(chunk)
+            seconds.append((time.perf_counter() - started) / chunk)
     elif sync:
         for _ in range(burst // chunk):
             started = time.perf_counter()
@@ -332,16 +338,15 @@ def _sample(
                 launch().wait()
             seconds.append((time.perf_counter() - started) / chunk)
     else:
-        calls = max(chunk // impl.batch, 1)  # a chunk of whole batches: as many as the census
-        for _ in range(max(burst // (calls * impl.batch), 1)):
+        for _ in range(burst // chunk):
             started = time.perf_counter()
-            for _ in range(calls):
+            for _ in range(chunk):
                 launch()
-            seconds.append((time.perf_counter() - started) / (calls * impl.batch))
+            seconds.append((time.perf_counter() - started) / chunk)
     now = time.perf_counter()
     held = gate is None or impl.pending(gate)
-    # a batch's launches are chained: its last event stands for all of them
-    after = _count(impl, fill) + impl.batch * _count(impl, timed) if census else 0
+    # the launches of one compiled call are chained: its last event stands for all of them
+    after = _count(impl, fill) + per_call * _count(impl, timed) if census else 0
     if gate is not None:
         impl.gate.open()
     impl.gate.drain()

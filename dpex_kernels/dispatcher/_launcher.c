@@ -38,6 +38,7 @@ static EventRef (*SubmitNDRange)(KernelRef, QueueRef, void **, const int *, size
                                  const size_t *, const size_t *, size_t, const EventRef *, size_t);
 static void (*EventWait)(EventRef);
 static void (*EventDelete)(EventRef);
+static EventRef (*EventCopy)(EventRef);
 static int (*EventStatus)(EventRef);
 /* From dpctl's Cython capsules. */
 static PyObject *(*SyclEvent_Make)(EventRef);
@@ -78,20 +79,100 @@ static PyObject *submit_error;        /* the exception class for a refused submi
 static int itemsize_of_typenum[32];   /* NumPy typenum -> bytes, 0 when unsupported */
 static int ready;                     /* init() ran */
 
+/* ---- keep-alive ring: (event, arguments) until the event completes ------------------------
+   A launch is known by its position in the ring (what an event is in compiled code); entries
+   leave from the front, and only once complete, so a position no longer in the ring is a
+   launch that has completed. */
+
+#define RING_SIZE 4096 /* a power of two */
+#define RING_MASK (RING_SIZE - 1)
+/* At most this many launches in flight: a launch past it waits for the oldest (as CUDA's
+   launch queue does). Each pending launch holds ~3.5 KiB of SYCL runtime state, so this bounds
+   what launches faster than the device drains them can take (~4.5 MiB), and leaves room for a
+   backlog of 1 000. */
+#define MAX_IN_FLIGHT 1280
+/* The ring position of a launch that is known to be complete. */
+#define COMPLETED INT64_MAX
+static struct { EventRef event; PyObject *args; } ring[RING_SIZE];
+static size_t ring_head, ring_tail; /* entries live in [head, tail) */
+
+/* The event of a ring position (borrowed: valid while the GIL is held), or NULL once the
+   launch has completed and left the ring. */
+static EventRef ring_event(int64_t position)
+{
+    if (position < 0 || (size_t)position < ring_head || (size_t)position >= ring_tail) return NULL;
+    return ring[(size_t)position & RING_MASK].event;
+}
+
+static void ring_pop(void)
+{
+    size_t i = ring_head++ & RING_MASK;
+    EventRef event = ring[i].event;
+    PyObject *args = ring[i].args;
+    ring[i].event = NULL;
+    ring[i].args = NULL;
+    EventDelete(event);
+    Py_DECREF(args);
+}
+
+static void ring_release_completed(int limit)
+{
+    while (limit-- > 0 && ring_head != ring_tail) {
+        if (EventStatus(ring[ring_head & RING_MASK].event) != STATUS_COMPLETE) break;
+        ring_pop();
+    }
+}
+
+/* Waits for a launch without the GIL, on a copy of its event: another thread may pop the
+   entry (and delete its event) meanwhile. */
+static void wait_without_gil(EventRef event)
+{
+    EventRef copy = EventCopy(event);
+    if (copy == NULL) { /* out of memory: wait holding the GIL */
+        EventWait(event);
+        return;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    EventWait(copy);
+    Py_END_ALLOW_THREADS
+    EventDelete(copy);
+}
+
+static void ring_wait_oldest(void)
+{
+    wait_without_gil(ring[ring_head & RING_MASK].event);
+    ring_release_completed(RING_SIZE);
+}
+
+/* Takes ownership of `event`; returns its ring position. */
+static int64_t ring_push(EventRef event, PyObject *args)
+{
+    while (ring_tail - ring_head >= MAX_IN_FLIGHT) ring_wait_oldest(); /* full: back off */
+    size_t position = ring_tail++;
+    ring[position & RING_MASK].event = event;
+    ring[position & RING_MASK].args = Py_NewRef(args);
+    if ((ring_tail & 7) == 0) ring_release_completed(16);
+    return (int64_t)position;
+}
+
 /* ---- QueueOrder: ordering with dpnp (see ordering.py for the protocol) -------------------- */
 
 typedef struct {
     PyObject_HEAD
     PyObject *keeper;      /* dpctl's C++ order keeper (_SequentialOrderManager._state) */
-    PyObject *last_event;  /* our newest launch on this queue, or NULL */
-    int published;         /* last_event has been handed to the keeper */
+    int64_t last;          /* ring position of our newest launch on this queue, or -1 */
+    int published;         /* the newest launch has been handed to the keeper */
     int dirty;             /* someone else registered work with the keeper since our launch */
 } QueueOrder;
 
 static int order_publish(QueueOrder *o)
 {
-    if (o->last_event == NULL || o->published) return 0;
-    PyObject *r = PyObject_CallMethodOneArg(o->keeper, str_add_to_submitted, o->last_event);
+    EventRef last = ring_event(o->last);
+    if (last == NULL || o->published) return 0; /* none, or complete: nothing to wait for */
+    PyObject *event = SyclEvent_Make(last);
+    if (event == NULL) return -1;
+    PyObject *r = PyObject_CallMethodOneArg(o->keeper, str_add_to_submitted, event);
+    Py_DECREF(event);
     if (r == NULL) return -1;
     Py_DECREF(r);
     o->published = 1;
@@ -110,20 +191,19 @@ static int QueueOrder_init(QueueOrder *o, PyObject *args, PyObject *kw)
     if (!PyArg_ParseTuple(args, "O", &keeper)) return -1;
     Py_INCREF(keeper);
     Py_XSETREF(o->keeper, keeper);
+    o->last = -1;
     return 0;
 }
 
 static int QueueOrder_traverse(QueueOrder *o, visitproc visit, void *arg)
 {
     Py_VISIT(o->keeper);
-    Py_VISIT(o->last_event);
     return 0;
 }
 
 static int QueueOrder_clear(QueueOrder *o)
 {
     Py_CLEAR(o->keeper);
-    Py_CLEAR(o->last_event);
     return 0;
 }
 
@@ -134,11 +214,6 @@ static void QueueOrder_dealloc(QueueOrder *o)
     Py_TYPE(o)->tp_free((PyObject *)o);
 }
 
-static PyObject *QueueOrder_get_last(QueueOrder *o, void *unused)
-{
-    return Py_NewRef(o->last_event ? o->last_event : Py_None);
-}
-
 static PyMethodDef QueueOrder_methods[] = {
     {"publish", (PyCFunction)QueueOrder_publish, METH_NOARGS,
      "Hand our newest launch to dpctl's order keeper, before someone else reads it."},
@@ -147,10 +222,6 @@ static PyMethodDef QueueOrder_methods[] = {
 static PyMemberDef QueueOrder_members[] = {
     {"dirty", T_INT, offsetof(QueueOrder, dirty), 0, "work was registered by someone else"},
     {"published", T_INT, offsetof(QueueOrder, published), READONLY, "last launch published"},
-    {NULL}};
-
-static PyGetSetDef QueueOrder_getset[] = {
-    {"last_event", (getter)QueueOrder_get_last, NULL, "our newest launch on the queue", NULL},
     {NULL}};
 
 static PyTypeObject QueueOrderType = {
@@ -166,59 +237,7 @@ static PyTypeObject QueueOrderType = {
     .tp_dealloc = (destructor)QueueOrder_dealloc,
     .tp_methods = QueueOrder_methods,
     .tp_members = QueueOrder_members,
-    .tp_getset = QueueOrder_getset,
 };
-
-/* ---- keep-alive ring: (event, arguments) until the event completes ------------------------ */
-
-#define RING_SIZE 4096 /* a power of two */
-/* At most this many launches in flight: a launch past it waits for the oldest (as CUDA's
-   launch queue does). Each pending launch holds ~3.5 KiB of SYCL runtime state, so this bounds
-   what launches faster than the device drains them can take (~4.5 MiB), and leaves room for a
-   backlog of 1 000. */
-#define MAX_IN_FLIGHT 1280
-static struct { PyObject *event, *args; } ring[RING_SIZE];
-static size_t ring_head, ring_tail; /* entries live in [head, tail) */
-
-static void ring_pop(void)
-{
-    size_t i = ring_head++ & (RING_SIZE - 1);
-    PyObject *event = ring[i].event, *args = ring[i].args;
-    ring[i].event = ring[i].args = NULL;
-    Py_DECREF(args);
-    Py_DECREF(event);
-}
-
-static void ring_release_completed(int limit)
-{
-    while (limit-- > 0 && ring_head != ring_tail) {
-        PyObject *event = ring[ring_head & (RING_SIZE - 1)].event;
-        if (EventStatus(SyclEvent_GetEventRef(event)) != STATUS_COMPLETE) break;
-        ring_pop();
-    }
-}
-
-/* Waits for the oldest launch without the GIL, holding a reference to its event meanwhile;
-   another thread may pop entries in the meantime, so only completed ones are popped after. */
-static void ring_wait_oldest(void)
-{
-    PyObject *event = Py_NewRef(ring[ring_head & (RING_SIZE - 1)].event);
-    EventRef ref = SyclEvent_GetEventRef(event);
-    Py_BEGIN_ALLOW_THREADS
-    EventWait(ref);
-    Py_END_ALLOW_THREADS
-    Py_DECREF(event);
-    ring_release_completed(RING_SIZE);
-}
-
-static void ring_push(PyObject *event, PyObject *args)
-{
-    while (ring_tail - ring_head >= MAX_IN_FLIGHT) ring_wait_oldest(); /* full: back off */
-    size_t i = ring_tail++ & (RING_SIZE - 1);
-    ring[i].event = Py_NewRef(event);
-    ring[i].args = Py_NewRef(args);
-    if ((ring_tail & 7) == 0) ring_release_completed(16);
-}
 
 static PyObject *drain(PyObject *m, PyObject *unused)
 {
@@ -557,14 +576,8 @@ typedef struct {
     PyObject *keep; /* a list from the keeper, alive until the submit */
 } Dependencies;
 
-static int deps_add(Dependencies *d, PyObject *event)
+static int deps_add_ref(Dependencies *d, EventRef ref)
 {
-    if (!PyObject_TypeCheck(event, sycl_event_type)) {
-        PyErr_Format(PyExc_TypeError,
-                     "depends_on must hold dpctl.SyclEvent objects; got %s",
-                     Py_TYPE(event)->tp_name);
-        return -1;
-    }
     if (d->count == d->capacity) {
         size_t capacity = d->capacity * 2;
         EventRef *grown = PyMem_Malloc(capacity * sizeof(EventRef));
@@ -574,8 +587,19 @@ static int deps_add(Dependencies *d, PyObject *event)
         d->all = grown;
         d->capacity = capacity;
     }
-    d->all[d->count++] = SyclEvent_GetEventRef(event);
+    d->all[d->count++] = ref;
     return 0;
+}
+
+static int deps_add(Dependencies *d, PyObject *event)
+{
+    if (!PyObject_TypeCheck(event, sycl_event_type)) {
+        PyErr_Format(PyExc_TypeError,
+                     "depends_on must hold dpctl.SyclEvent objects; got %s",
+                     Py_TYPE(event)->tp_name);
+        return -1;
+    }
+    return deps_add_ref(d, SyclEvent_GetEventRef(event));
 }
 
 static int deps_add_sequence(Dependencies *d, PyObject *events)
@@ -615,7 +639,7 @@ static int remember_binding(Launcher *l, const Descriptor *desc, Binding *b)
     return 0;
 }
 
-static PyObject *launch(Launcher *l, PyObject *args, PyObject *depends_on);
+static int64_t launch(Launcher *l, PyObject *args, PyObject *depends_on, PyObject **event);
 
 static PyObject *Launcher_call(Launcher *l, PyObject *args, PyObject *kwargs)
 {
@@ -640,10 +664,14 @@ static PyObject *Launcher_call(Launcher *l, PyObject *args, PyObject *kwargs)
                      l->name, l->nparams, PyTuple_GET_SIZE(args));
         return NULL;
     }
-    return launch(l, args, depends_on);
+    PyObject *event;
+    return launch(l, args, depends_on, &event) < 0 ? NULL : event;
 }
 
-static PyObject *launch(Launcher *l, PyObject *args, PyObject *depends_on)
+/* Submits one launch. Returns its ring position (COMPLETED for an empty range), or -1 with an
+   exception set; `event`, when given, receives the launch's dpctl.SyclEvent (compiled callers
+   pass NULL: their event is the ring position, and no Python object is made). */
+static int64_t launch(Launcher *l, PyObject *args, PyObject *depends_on, PyObject **event)
 {
     Py_ssize_t n = l->nparams;
     Argument argv[n > 0 ? n : 1];
@@ -652,7 +680,7 @@ static PyObject *launch(Launcher *l, PyObject *args, PyObject *depends_on)
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *value = PyTuple_GET_ITEM(args, i);
         int r = read_array(value, &argv[i], &desc[i]);
-        if (r < 0) return NULL;
+        if (r < 0) return -1;
         if (r == 0) { /* a scalar, or something only Python can read or refuse */
             argv[i].array = NULL;
             desc[i].type = Py_TYPE(value);
@@ -672,28 +700,29 @@ static PyObject *launch(Launcher *l, PyObject *args, PyObject *depends_on)
     PyObject *bound = NULL; /* (binding, cacheable, arguments) from Python's slow path */
     if (b == NULL) {
         bound = PyObject_CallMethodObjArgs(l->kernel, str_bind, (PyObject *)l, args, NULL);
-        if (bound == NULL) return NULL;
+        if (bound == NULL) return -1;
         PyObject *new_args;
         int cacheable;
         if (!PyArg_ParseTuple(bound, "O!pO!", &BindingType, &b, &cacheable, &PyTuple_Type,
                               &new_args)) {
             Py_DECREF(bound);
-            return NULL;
+            return -1;
         }
         if (new_args != args) { /* foreign arrays, read by Python as usm_ndarray views */
             args = new_args;
             for (Py_ssize_t i = 0; i < n; i++) {
                 if (read_array(PyTuple_GET_ITEM(args, i), &argv[i], &desc[i]) < 0) {
                     Py_DECREF(bound);
-                    return NULL;
+                    return -1;
                 }
             }
         }
-        if (cacheable && remember_binding(l, desc, b) < 0) { Py_DECREF(bound); return NULL; }
+        if (cacheable && remember_binding(l, desc, b) < 0) { Py_DECREF(bound); return -1; }
     }
-    PyObject *result = NULL;
+    int64_t result = -1;
     if (l->ndim == 0) { /* a zero-sized range: nothing to run */
-        result = PyObject_CallNoArgs(completed_event);
+        if (event != NULL && (*event = PyObject_CallNoArgs(completed_event)) == NULL) result = -1;
+        else result = COMPLETED;
         Py_XDECREF(bound);
         return result;
     }
@@ -739,7 +768,8 @@ static PyObject *launch(Launcher *l, PyObject *args, PyObject *depends_on)
         if (deps_add_sequence(&deps, deps.keep) < 0) goto done;
         order->dirty = 0;
     }
-    if (order->last_event != NULL && deps_add(&deps, order->last_event) < 0) goto done;
+    EventRef last = ring_event(order->last);
+    if (last != NULL && deps_add_ref(&deps, last) < 0) goto done;
 
     EventRef ref;
     if (l->nd_range)
@@ -752,23 +782,26 @@ static PyObject *launch(Launcher *l, PyObject *args, PyObject *depends_on)
         PyErr_Format(submit_error, "kernel '%U': the SYCL runtime refused the launch", l->name);
         goto done;
     }
-    result = SyclEvent_Make(ref);
-    EventDelete(ref);
-    if (result == NULL) goto done;
-    Py_XSETREF(order->last_event, Py_NewRef(result));
-    order->published = 0;
-    ring_push(result, args);
-
+    if (event != NULL && (*event = SyclEvent_Make(ref)) == NULL) {
+        EventWait(ref); /* the launch runs: keep its arguments alive until it ends */
+        EventDelete(ref);
+        goto done;
+    }
     if (b->flag_ptr != NULL) {
         /* Debug mode: wait, and raise what a work-item raised. The GIL stays held so that no
            other thread reuses this Binding's flag meanwhile. */
-        EventWait(SyclEvent_GetEventRef(result));
+        EventWait(ref);
         if (*b->flag_ptr != 0) {
+            EventDelete(ref);
+            if (event != NULL) Py_CLEAR(*event);
             PyObject *r = PyObject_CallNoArgs(b->on_error);
             Py_XDECREF(r);
-            Py_CLEAR(result);
+            goto done;
         }
     }
+    result = ring_push(ref, args);
+    order->last = result;
+    order->published = 0;
 done:
     if (deps.all != deps.refs) PyMem_Free(deps.all);
     Py_XDECREF(deps.keep);
@@ -914,9 +947,6 @@ done:
 
 static PyObject *range_type, *nd_range_type; /* dk.Range and dk.NdRange */
 
-/* The ring position of a launch that is known to be complete. */
-#define COMPLETED INT64_MAX
-
 static PyObject *njit_launcher_for(KernelCore *k, const int64_t *key)
 {
     if (k->njit_launcher != NULL && memcmp(k->njit_range, key, sizeof(k->njit_range)) == 0)
@@ -975,48 +1005,30 @@ int64_t dpex_njit_launch(PyObject *kernel, PyObject *args, int ndim, const int64
         Py_DECREF(l);
         goto done;
     }
-    PyObject *event = launch(l, args, NULL);
+    /* The tuple holds only what the caller passed in: it cannot be part of a cycle, so the
+       collector need not follow it while the ring keeps it alive. */
+    if (PyObject_GC_IsTracked(args)) PyObject_GC_UnTrack(args);
+    handle = launch(l, args, NULL, NULL);
     Py_DECREF(l);
-    if (event == NULL) goto done;
-    /* Not in the ring (a zero-sized range, or already completed and released): complete. */
-    handle = ring_tail > ring_head && ring[(ring_tail - 1) & (RING_SIZE - 1)].event == event
-                 ? (int64_t)(ring_tail - 1)
-                 : COMPLETED;
-    Py_DECREF(event);
 done:
     PyGILState_Release(gil);
     return handle;
 }
 
-/* The event of a ring position, or NULL when it has completed and left the ring (positions
-   leave from the front, and only once complete). */
-static PyObject *ring_event(int64_t handle)
-{
-    if (handle < 0 || (size_t)handle < ring_head || (size_t)handle >= ring_tail) return NULL;
-    return ring[(size_t)handle & (RING_SIZE - 1)].event;
-}
-
 void dpex_event_wait(int64_t handle)
 {
     PyGILState_STATE gil = PyGILState_Ensure();
-    PyObject *event = ring_event(handle);
-    if (event != NULL) {
-        Py_INCREF(event);
-        EventRef ref = SyclEvent_GetEventRef(event);
-        Py_BEGIN_ALLOW_THREADS
-        EventWait(ref);
-        Py_END_ALLOW_THREADS
-        Py_DECREF(event);
-    }
+    EventRef event = ring_event(handle);
+    if (event != NULL) wait_without_gil(event);
     PyGILState_Release(gil);
 }
 
-/* A new reference to the dpctl.SyclEvent of a ring position (a completed one if it left). */
+/* A new reference to a dpctl.SyclEvent for a ring position (a completed one if it left). */
 PyObject *dpex_event_object(int64_t handle)
 {
     PyGILState_STATE gil = PyGILState_Ensure();
-    PyObject *event = ring_event(handle);
-    PyObject *result = event ? Py_NewRef(event) : PyObject_CallNoArgs(completed_event);
+    EventRef event = ring_event(handle);
+    PyObject *result = event ? SyclEvent_Make(event) : PyObject_CallNoArgs(completed_event);
     PyGILState_Release(gil);
     return result;
 }
@@ -1105,6 +1117,7 @@ static PyObject *init(PyObject *m, PyObject *args, PyObject *kw)
         resolve(library, (void **)&SubmitNDRange, "DPCTLQueue_SubmitNDRange") < 0 ||
         resolve(library, (void **)&EventWait, "DPCTLEvent_Wait") < 0 ||
         resolve(library, (void **)&EventDelete, "DPCTLEvent_Delete") < 0 ||
+        resolve(library, (void **)&EventCopy, "DPCTLEvent_Copy") < 0 ||
         resolve(library, (void **)&EventStatus, "DPCTLEvent_GetCommandExecutionStatus") < 0)
         return NULL;
     if ((SyclEvent_Make = capsule_function(event_capi, "SyclEvent_Make")) == NULL ||

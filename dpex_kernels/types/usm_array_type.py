@@ -24,6 +24,11 @@ class USMArrayType(types.Array):
         if readonly:
             name = "readonly " + name
         super().__init__(dtype, ndim, layout, readonly=readonly, name=name, aligned=aligned)
+        self._hash = hash(self.key)
+
+    def __hash__(self) -> int:
+        """Numba hashes the type of every argument of every call of a compiled function."""
+        return self._hash
 
     def __repr__(self) -> str:
         return self.name
