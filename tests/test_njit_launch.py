@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import subprocess
 import sys
 import textwrap
@@ -15,6 +16,7 @@ from conftest import CPU
 from numba.core.errors import TypingError
 
 import dpex_kernels as dk
+from dpex_kernels.dispatcher import _launcher
 
 F4 = dk.usm_array(dk.float32, 1, device=CPU)
 F4_2D = dk.usm_array(dk.float32, 2, device=CPU)
@@ -117,6 +119,36 @@ def test_compiled_launches_are_ordered_with_dpnp_without_waits():
         c = dpnp.zeros(n, dtype="f4", device=CPU)
         accumulate(a, b, c, 5)
         assert float(dpnp.sum(c)) == n * 5.0 * (trial + 1)
+
+
+@dk.kernel(dk.void(F8, dk.int64))
+def spin(a, rounds):
+    x = a[0]
+    for _ in range(rounds):
+        x = x * 0.999999 + 1e-6
+    a[0] = x
+
+
+def test_compiled_launches_in_flight_hold_no_objects_the_collector_tracks():
+    @numba.njit
+    def burst(gate, a, b, c, times):
+        spin[1](gate, 200_000_000)  # about 0.3 s here: what follows stays in flight
+        for _ in range(times):
+            event = vecadd[a.shape[0]](a, b, c)
+        return event
+
+    a, b, c = _arrays()
+    gate = dpnp.ones(1, dtype="f8", device=CPU)
+    burst(gate, a, b, c, 1).wait()  # compiles
+    gc.collect()
+    tracked = len(gc.get_objects())
+    event = burst(gate, a, b, c, 500)
+    in_flight = _launcher.in_flight()
+    grown = len(gc.get_objects()) - tracked
+    event.wait()
+    np.testing.assert_array_equal(dpnp.asnumpy(c), np.arange(256) + 2.0)
+    if in_flight >= 400:  # the gate held them: each launch kept its arguments alive
+        assert grown < 50, f"{grown} tracked objects for 500 launches in flight"
 
 
 def test_lazy_kernels_compile_when_the_host_function_compiles():
