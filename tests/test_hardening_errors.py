@@ -147,6 +147,16 @@ def test_index_function_dimension_must_be_a_constant_0_1_or_2(body):
         kernel.compile(dk.void(ARR))
 
 
+@pytest.mark.parametrize("name", ["get_global_id", "get_local_size", "get_num_groups"])
+def test_index_function_dimension_computed_at_run_time_is_a_compile_error(name):
+    namespace = {"dk": dk}
+    exec(f"def bad(a, d):\n    a[0] = dk.{name}(d)\n", namespace)
+    kernel = dk.kernel(namespace["bad"])
+    with pytest.raises(dk.KernelCompileError, match="not a value computed at run time") as info:
+        kernel.compile(dk.void(ARR, dk.int64))
+    assert "at " in str(info.value) and f"dk.{name}(d)" in str(info.value)
+
+
 @pytest.mark.parametrize("flags", ["12345", "0", "4", "dk.LOCAL_MEM_FENCE + 8"])
 def test_barrier_flags_must_be_fence_flags(flags):
     namespace = {"dk": dk}

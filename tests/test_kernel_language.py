@@ -76,13 +76,25 @@ def index_space_3d(out):
     i = dk.get_global_id(0)
     j = dk.get_global_id(1)
     k = dk.get_global_id(2)
-    for d in range(3):  # a dimension that is not a compile-time constant
-        out[i, j, k, 0, d] = dk.get_global_id(d)
-        out[i, j, k, 1, d] = dk.get_global_size(d)
-        out[i, j, k, 2, d] = dk.get_local_id(d)
-        out[i, j, k, 3, d] = dk.get_group_id(d)
-        out[i, j, k, 4, d] = dk.get_local_size(d)
-        out[i, j, k, 5, d] = dk.get_num_groups(d)
+    out[i, j, k, 0, 0] = dk.get_global_id(0)
+    out[i, j, k, 0, 1] = dk.get_global_id(1)
+    out[i, j, k, 0, 2] = dk.get_global_id(2)
+    out[i, j, k, 1, 0] = dk.get_global_size(0)
+    out[i, j, k, 1, 1] = dk.get_global_size(1)
+    out[i, j, k, 1, 2] = dk.get_global_size(2)
+    out[i, j, k, 2, 0] = dk.get_local_id(0)
+    out[i, j, k, 2, 1] = dk.get_local_id(1)
+    out[i, j, k, 2, 2] = dk.get_local_id(2)
+    out[i, j, k, 3, 0] = dk.get_group_id(0)
+    out[i, j, k, 3, 1] = dk.get_group_id(1)
+    out[i, j, k, 3, 2] = dk.get_group_id(2)
+    out[i, j, k, 4, 0] = dk.get_local_size(0)
+    out[i, j, k, 4, 1] = dk.get_local_size(1)
+    out[i, j, k, 4, 2] = dk.get_local_size(2)
+    out[i, j, k, 5, 0] = dk.get_num_groups(0)
+    out[i, j, k, 5, 1] = dk.get_num_groups(1)
+    out[i, j, k, 5, 2] = dk.get_num_groups(2)
+    for d in range(3):
         out[i, j, k, 6, d] = dk.get_work_dim()
 
 
@@ -151,10 +163,14 @@ def test_index_functions_with_int_and_tuple_ranges():
 
 @dk.kernel
 def linear_ids(out, dims):
-    # One kernel, launched with 1-, 2- and 3-d ranges: row-major linear id of the work-item.
-    lin = 0
-    for d in range(dk.get_work_dim()):
-        lin = lin * dk.get_global_size(d) + dk.get_global_id(d)
+    # One kernel, launched with 1-, 2- and 3-d ranges: row-major linear id of the work-item,
+    # branching on the rank (index dimensions are constants).
+    ndim = dk.get_work_dim()
+    lin = dk.get_global_id(0)
+    if ndim >= 2:
+        lin = lin * dk.get_global_size(1) + dk.get_global_id(1)
+    if ndim == 3:
+        lin = lin * dk.get_global_size(2) + dk.get_global_id(2)
     out[lin] = lin
     dims[lin] = dk.get_work_dim()
 

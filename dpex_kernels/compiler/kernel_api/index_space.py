@@ -56,12 +56,18 @@ def _index_function(name: str, mangled: str, doc: str):
     @lowering_registry.lower(stub, types.Integer)
     def _lower(context, builder, sig, args):
         dim_type = sig.args[0]
-        if isinstance(dim_type, types.IntegerLiteral) and dim_type.literal_value not in (0, 1, 2):
+        if not isinstance(dim_type, types.IntegerLiteral):
+            raise errors.UnsupportedError(
+                f"dk.{name}(d): the dimension is a constant 0, 1 or 2, not a value computed at "
+                f"run time (a constant lets the device compiler vectorise); for code generic "
+                f"over the range's rank, branch on dk.get_work_dim()"
+            )
+        if dim_type.literal_value not in (0, 1, 2):
             raise errors.UnsupportedError(
                 f"dk.{name}({dim_type.literal_value}): the dimension is a constant 0, 1 or 2 "
                 f"(SYCL ranges have at most three dimensions)"
             )
-        dim = context.cast(builder, args[0], dim_type, types.int64)
+        dim = ir.Constant(_I64, dim_type.literal_value)
         return call_index_placeholder(builder, name, [dim])
 
     return stub
