@@ -10,6 +10,7 @@ from .results import (
     LAZY,
     MISSED,
     NDPEX,
+    NDPEX_DPJIT,
     NDPEX_RAW,
     NJIT,
     OCL,
@@ -107,6 +108,12 @@ def launch_comparisons(rows: list[Row]) -> list[Comparison]:
             peer = ndpex_peer_case(rows, case)
             eager = idx.get((group, peer, EAGER)) if peer else None
             out.append(_ratio(group, case, ndpex, eager, "", {"peer_case": peer}))
+        dpjit = idx.get((group, case, NDPEX_DPJIT))
+        if dpjit is not None and not dpjit.skipped:  # its compiled loop: its floor, then ours
+            out.append(_ratio(group, case, dpjit, idx.get((group, case, NDPEX_RAW)), "", {}))
+            peer = ndpex_peer_case(rows, case)
+            njit = idx.get((group, peer, NJIT)) if peer else None
+            out.append(_ratio(group, case, dpjit, njit, "", {"peer_case": peer}))
     return out
 
 

@@ -8,7 +8,8 @@ JSON object on its last line. argv[1] is a JSON object whose "task" is
   lowering, SPIR-V, the dpjit launcher and the program build, plus one 64-item launch);
 - "main": launch overhead (vecadd, 3 arrays, 1 and 64 work-items, async and sync) against a raw
   dpctl floor *in this venv* (an OpenCL C vecadd built by dpctl, launched with `submit_async`),
-  the first call of a new kernel function once the compiler is warm, and vecadd bandwidth.
+  the first call of a new kernel function once the compiler is warm, and vecadd bandwidth;
+  with the >= 0.23 API also async launches from a loop in a `@dpjit` function.
 
 Supports the numba-dpex >= 0.23 API (call_kernel / call_kernel_async, kernels take an Item) and
 the older one (kernel[Range](...) with get_global_id; no async launch there).
@@ -23,6 +24,7 @@ import time
 import types
 
 IMPL, RAW_IMPL = "numba-dpex", "raw (numba-dpex venv)"
+DPJIT_IMPL = "numba-dpex dpjit loop"  # call_kernel_async from a loop in a @dpjit function
 DEVICE = "opencl:cpu"
 ARRAY_LEN = 64
 RAW_SOURCE = """
@@ -187,12 +189,30 @@ def launch_rows(cfg: dict) -> list[dict]:
                     launch()
                 queue.wait()
                 loops[impl] = loop
+            if mode == "async" and launch_async is not None:
+                dpjit_loop = _dpjit_loop(kernel, items)
+                dpjit_loop(*arrays, 2)  # compiles
+                queue.wait()
+                loops[DPJIT_IMPL] = lambda n=count, f=dpjit_loop: (f(*arrays, n), queue.wait())
             samples = _interleave(loops, cfg["repeat"], count)
             case = f"{items:>2} wi {mode:<5}  3 args"
             for impl in loops:
                 params = {"items": items, "mode": mode, "nargs": 3, "launches": count}
                 rows.append(time_row("launch", case, impl, samples[impl], 1e6, "us", **params))
     return rows
+
+
+def _dpjit_loop(kernel, items: int):
+    """A @dpjit function making n async launches of `kernel` (numba-dpex >= 0.23)."""
+    import numba_dpex as dpex
+
+    @dpex.dpjit
+    def loop(a, b, c, n):
+        for _ in range(n):
+            dpex.call_kernel_async(kernel, dpex.Range(items), (), a, b, c)
+        return n
+
+    return loop
 
 
 def compile_rows(cfg: dict) -> list[dict]:

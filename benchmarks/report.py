@@ -15,6 +15,7 @@ from .results import (
     LAZY,
     MISSED,
     NDPEX,
+    NDPEX_DPJIT,
     NDPEX_RAW,
     NJIT,
     NUMBA,
@@ -31,10 +32,16 @@ from .results import (
 )
 
 LAUNCH_COLUMNS = (RAW, EAGER, LAZY, NJIT, SOM, OCL)
-NDPEX_LAUNCH_COLUMNS = (NDPEX_RAW, NDPEX, RAW, EAGER)
+NDPEX_LAUNCH_COLUMNS = (NDPEX_RAW, NDPEX, NDPEX_DPJIT, RAW, EAGER, NJIT)
 BANDWIDTH_COLUMNS = (EAGER, RAW, OCL, DPNP, NUMBA, NUMPY, NDPEX)
 CELL = 13
-SHORT = {RAW: "raw", SOM: "SOM/launch", NDPEX_RAW: "ndx raw", OCL_DPCTL: "OCL dpctl"}
+SHORT = {
+    RAW: "raw",
+    SOM: "SOM/launch",
+    NDPEX_RAW: "ndx raw",
+    NDPEX_DPJIT: "ndx dpjit",
+    OCL_DPCTL: "OCL dpctl",
+}
 LEGEND = "raw: SyclQueue.submit_async of the same SyclKernel, arguments packed beforehand"
 LAUNCH_LEGEND = (
     "  backlog B: launches pending behind a gate (one work-item busy on one core) while a burst"
@@ -237,11 +244,13 @@ def ndpex_launch_table(rows: list[Row], comparisons: list[Comparison]) -> list[s
         mine += [
             dataclasses.replace(r, case=case)
             for r in rows
-            if r.group == "launch" and r.case == peer and r.impl in (RAW, EAGER)
+            if r.group == "launch" and r.case == peer and r.impl in (RAW, EAGER, NJIT)
         ]
     ratios = [
         ("ndpex/ndxraw", _select(comparisons, "launch", NDPEX, NDPEX_RAW)),
         ("ndpex/eager", _select(comparisons, "launch", NDPEX, EAGER)),
+        ("dpjit/ndxraw", _select(comparisons, "launch", NDPEX_DPJIT, NDPEX_RAW)),
+        ("dpjit/njit", _select(comparisons, "launch", NDPEX_DPJIT, NJIT)),
     ]
     title = "numba-dpex launch, us/launch"
     note = "  raw, dk eager: this suite's 64 work-item case of 3 arrays at backlog 0, same mode"

@@ -116,3 +116,4 @@ NUMBA = "numba host"
 NUMPY = "numpy host"
 NDPEX = "numba-dpex"
 NDPEX_RAW = "raw (numba-dpex venv)"  # must match numba_dpex_worker.RAW_IMPL
+NDPEX_DPJIT = "numba-dpex dpjit loop"  # must match numba_dpex_worker.DPJIT_IMPL
