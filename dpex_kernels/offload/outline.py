@@ -888,7 +888,18 @@ class _Allocations(ast.NodeTransformer):
                 source = placement.value.id
             else:
                 source, device = None, canonical_device(o._constant(placement, "device="))
-        dtype = o._constant(given["dtype"], "dtype=") if "dtype" in given else None
+        dtype = given.get("dtype")
+        if dtype is not None:
+            of_argument = (
+                isinstance(dtype, ast.Attribute)
+                and dtype.attr == "dtype"
+                and isinstance(dtype.value, ast.Name)
+                and isinstance(o.argtypes.get(dtype.value.id), types.Array)
+            )
+            if of_argument:
+                dtype = o.argtypes[dtype.value.id].dtype
+            else:
+                dtype = o._constant(dtype, "dtype= (a dtype string or type, or an argument's .dtype)")
         fill = {"zeros": ast.Constant(0), "ones": ast.Constant(1)}.get(kind, given.get("fill_value"))
         witness = fill if fill is not None else ast.Constant(0)
         if dtype is None:
