@@ -49,7 +49,8 @@ _REDUCTION_OPS = {ast.Add: "+", ast.Mult: "*"}
 def _functions() -> dict:
     """Element-wise functions an array expression may call: object -> (kernel name, ufunc)."""
     table = {}
-    unary = "sqrt exp log log10 log2 sin cos tan sinh cosh tanh floor ceil expm1 log1p".split()
+    unary = ["sqrt", "exp", "log", "log10", "log2", "sin", "cos", "tan", "sinh", "cosh"]
+    unary += ["tanh", "floor", "ceil", "expm1", "log1p"]
     renamed = {"arcsin": "asin", "arccos": "acos", "arctan": "atan"}
     for name in unary + list(renamed):
         kernel_name = f"{MATH}.{renamed.get(name, name)}"
@@ -220,7 +221,9 @@ class Outliner:
 
     def _constant(self, node, what: str):
         if _loads([node]) & self.locals:
-            raise self._error(node.lineno, f"{what} must be a constant, not computed in the function")
+            raise self._error(
+                node.lineno, f"{what} must be a constant, not computed in the function"
+            )
         return eval(compile(ast.Expression(node), self.filename, "eval"), self.globals)  # noqa: S307
 
     def _kernel(self, region: Region, stem: str, params: list, build) -> str:
@@ -229,7 +232,9 @@ class Outliner:
         while name in taken:
             name += "_"
         kernel = RegionKernel(name, params, build, self.kernel_namespace, self.filename)
-        kernel.describe = f"@dk.offload function '{self.name}': the {region.kind} at line {region.line}"
+        kernel.describe = (
+            f"@dk.offload function '{self.name}': the {region.kind} at line {region.line}"
+        )
         region.kernels.append(kernel)
         return self._add(kernel, "kernel")
 
@@ -241,7 +246,9 @@ class Outliner:
         assigns = [
             n
             for n in ast.walk(self.tree)
-            if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name)
+            if isinstance(n, ast.Assign)
+            and len(n.targets) == 1
+            and isinstance(n.targets[0], ast.Name)
         ]
         changed = True
         while changed:
@@ -373,7 +380,11 @@ class Outliner:
         levels = [loop]
         while len(levels) < 3:
             body = levels[-1].body
-            if len(body) != 1 or not isinstance(body[0], ast.For) or not self._is_prange(body[0].iter):
+            if (
+                len(body) != 1
+                or not isinstance(body[0], ast.For)
+                or not self._is_prange(body[0].iter)
+            ):
                 break
             inner = body[0]
             outer_indices = {level.target.id for level in levels}
@@ -411,9 +422,11 @@ class Outliner:
             )
         depth = len(levels)
         kind = (
-            f"prange loop with a reduction ({', '.join(f'{n} {op}' for n, op in reductions.items())})"
+            f"prange loop with a reduction ({', '.join(f'{n} {o}' for n, o in reductions.items())})"
             if reductions
-            else f"{depth}-D prange nest" if depth > 1 else "prange loop"
+            else f"{depth}-D prange nest"
+            if depth > 1
+            else "prange loop"
         )
         region = Region(line, kind)
         self.regions.append(region)
@@ -492,11 +505,12 @@ class Outliner:
         names = list(reductions)
         indices = [level.target.id for level in levels]
         wg = REDUCTION_WORK_GROUP
-        # The accumulators' types: Numba unifies them over the loop body, typed (not run) here.
-        phantom = copy.deepcopy(levels[0])
-        for k, level in enumerate(_levels_of(phantom, depth)):
-            level.iter = ast.parse(f"range(_dk_lo{r}_{k}, _dk_hi{r}_{k}, _dk_st{r}_{k})").body[0].value
-        launch.append(ast.If(test=ast.parse("_dk_never()").body[0].value, body=[phantom], orelse=[]))
+        # The accumulators' types: Numba unifies them over one pass of the loop body, typed
+        # here but never run. Straight-line code (no loop around it), so that the allocation
+        # below is typed once with the unified type, not with each type Numba tries on the way.
+        indices_at_start = "\n".join(f"{index} = _dk_lo{r}_{k}" for k, index in enumerate(indices))
+        phantom = statements(indices_at_start, line) + [copy.deepcopy(s) for s in kernel_body]
+        launch.append(ast.If(test=ast.parse("_dk_never()").body[0].value, body=phantom, orelse=[]))
         launch += statements(
             f"_dk_total{r} = {' * '.join(f'_dk_n{r}_{k}' for k in range(depth))}\n"
             f"_dk_groups{r} = _dk_groups_for(_dk_total{r})",
@@ -532,7 +546,10 @@ class Outliner:
         )
         epilogue = "\n".join(
             tree_reduction(
-                reductions[name], f"_dk_local{j}", f"_DK_DTYPE{j}", name,
+                reductions[name],
+                f"_dk_local{j}",
+                f"_DK_DTYPE{j}",
+                name,
                 f"_dk_buf{j}[{API}.get_group_id(0)]",
             )
             for j, name in enumerate(names)
@@ -554,7 +571,11 @@ class Outliner:
         args = ", ".join(
             [f"_dk_buf{r}_{j}" for j in range(len(names))]
             + free
-            + [p for k in range(depth) for p in (f"_dk_lo{r}_{k}", f"_dk_st{r}_{k}", f"_dk_n{r}_{k}")]
+            + [
+                p
+                for k in range(depth)
+                for p in (f"_dk_lo{r}_{k}", f"_dk_st{r}_{k}", f"_dk_n{r}_{k}")
+            ]
         )
         launch += statements(
             f"_dk_ev = {kernel}[_dk_NdRange(_dk_groups{r} * {wg}, {wg})]({args})", line
@@ -619,10 +640,12 @@ class Outliner:
         launch = []
         for name in arrays:
             if name != shape_of:
+                message = (
+                    f"array expression at line {line}: {name!r} and {shape_of!r} differ in shape; "
+                    f"offloaded array expressions take arrays of one shape (no broadcasting)"
+                )
                 launch += statements(
-                    f"if {name}.shape != {shape_of}.shape:\n    raise ValueError("
-                    f"{f'array expression at line {line}: {name!r} and {shape_of!r} differ in shape; offloaded array expressions take arrays of one shape (no broadcasting)'!r})",
-                    line,
+                    f"if {name}.shape != {shape_of}.shape:\n    raise ValueError({message!r})", line
                 )
         if not existing:
             result = out or self._fresh("result")
@@ -655,7 +678,9 @@ class Outliner:
             return statements(source, line)[0], {}
 
         kernel = self._kernel(region, "expr", params, build)
-        launch += statements(f"_dk_ev = {kernel}[{result}.shape]({', '.join([result, *operands])})", line)
+        launch += statements(
+            f"_dk_ev = {kernel}[{result}.shape]({', '.join([result, *operands])})", line
+        )
         if isinstance(stmt, ast.Return):
             launch += statements(f"return {result}", line)
         return launch
@@ -698,7 +723,9 @@ def _whole(index) -> bool:
 def _scalar_only(node, outliner: Outliner) -> bool:
     names = _loads([node])
     return not (names & outliner.arrays) and all(
-        isinstance(n, (ast.Name, ast.Constant, ast.BinOp, ast.UnaryOp, ast.Load, ast.operator, ast.unaryop))
+        isinstance(
+            n, (ast.Name, ast.Constant, ast.BinOp, ast.UnaryOp, ast.Load, ast.operator, ast.unaryop)
+        )
         for n in ast.walk(node)
     )
 
@@ -761,13 +788,6 @@ def _check_flow(body, error) -> None:
 
     for stmt in body:
         visit(stmt, False)
-
-
-def _levels_of(loop: ast.For, depth: int) -> list:
-    levels = [loop]
-    while len(levels) < depth:
-        levels.append(levels[-1].body[0])
-    return levels
 
 
 def _accumulator_type(witness):
@@ -859,9 +879,15 @@ class _Allocations(ast.NodeTransformer):
         if kind is None:
             return node
         o = self.outliner
-        names = ["shape", "fill_value", "dtype", "order"] if kind == "full" else ["shape", "dtype", "order"]
+        names = (
+            ["shape", "fill_value", "dtype", "order"]
+            if kind == "full"
+            else ["shape", "dtype", "order"]
+        )
         if len(node.args) > len(names):
-            raise o._error(node.lineno, f"dpnp.{kind}() takes at most {len(names)} positional arguments")
+            raise o._error(
+                node.lineno, f"dpnp.{kind}() takes at most {len(names)} positional arguments"
+            )
         given = dict(zip(names, node.args))
         for keyword in node.keywords:
             if keyword.arg not in (*names, "device", "usm_type", "sycl_queue"):
@@ -874,7 +900,9 @@ class _Allocations(ast.NodeTransformer):
         if "shape" not in given or (kind == "full" and "fill_value" not in given):
             raise o._error(node.lineno, f"dpnp.{kind}() needs its shape (and fill value)")
         if "order" in given and o._constant(given["order"], "order=") != "C":
-            raise o._error(node.lineno, f"dpnp.{kind}(): offloaded functions allocate order='C' only")
+            raise o._error(
+                node.lineno, f"dpnp.{kind}(): offloaded functions allocate order='C' only"
+            )
         usm_type = o._constant(given["usm_type"], "usm_type=") if "usm_type" in given else "device"
         source, device = o.source, o.device
         placement = given.get("sycl_queue", given.get("device"))
@@ -899,8 +927,12 @@ class _Allocations(ast.NodeTransformer):
             if of_argument:
                 dtype = o.argtypes[dtype.value.id].dtype
             else:
-                dtype = o._constant(dtype, "dtype= (a dtype string or type, or an argument's .dtype)")
-        fill = {"zeros": ast.Constant(0), "ones": ast.Constant(1)}.get(kind, given.get("fill_value"))
+                dtype = o._constant(
+                    dtype, "dtype= (a dtype string or type, or an argument's .dtype)"
+                )
+        fill = {"zeros": ast.Constant(0), "ones": ast.Constant(1)}.get(
+            kind, given.get("fill_value")
+        )
         witness = fill if fill is not None else ast.Constant(0)
         if dtype is None:
             if kind == "full":
@@ -909,11 +941,18 @@ class _Allocations(ast.NodeTransformer):
                 dtype = _default_float(device)
         if dtype is not None:
             dtype = str(scalar_type(dtype, "dtype="))
-            allocator = host.allocator("empty" if kind == "empty" else "full", dtype, usm_type, device)
+            allocator = host.allocator(
+                "empty" if kind == "empty" else "full", dtype, usm_type, device
+            )
         name = o._add(allocator, "alloc")
         call = ast.Call(
             ast.Name(name, ast.Load()),
-            [given["shape"], fill or ast.Constant(None), ast.Name(source or "None", ast.Load()), witness],
+            [
+                given["shape"],
+                fill or ast.Constant(None),
+                ast.Name(source, ast.Load()) if source else ast.Constant(None),
+                witness,
+            ],
             [],
         )
         return ast.copy_location(call, node)

@@ -18,8 +18,8 @@ from numba.core import types
 
 import dpex_kernels
 
-from ..errors import KernelCompileError
 from ..dispatcher.jit_kernel import JitKernel
+from ..errors import KernelCompileError
 
 #: Work-items per work-group of a reduction, and the most work-groups one launches.
 REDUCTION_WORK_GROUP = 128
@@ -115,6 +115,7 @@ class RegionKernel(JitKernel):
             if self.failure is not None:
                 raise self.failure
             tree, extra = self._build(tuple(sig.args))
+            tree.name = self.__name__
             self.py_func = function_from(tree, self._filename, {**self._namespace, **extra})
             try:
                 return super().compile(sig)
@@ -155,7 +156,11 @@ def _dk_final_{_OP_NAMES[op]}(_dk_buffer, _dk_groups):
         return tree, {"_DK_IDENT": identity(op, dtype), "_DK_DTYPE": dtype}
 
     kernel = RegionKernel(
-        f"_dk_final_{_OP_NAMES[op]}", ["_dk_buffer", "_dk_groups"], build, {API: dpex_kernels}, "<dpex_kernels.offload>"
+        f"_dk_final_{_OP_NAMES[op]}",
+        ["_dk_buffer", "_dk_groups"],
+        build,
+        {API: dpex_kernels},
+        "<dpex_kernels.offloading>",
     )
     kernel.describe = f"the final pass of a '{op}' reduction"
     _FINAL_KERNELS[op] = kernel

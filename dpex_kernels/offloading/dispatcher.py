@@ -22,7 +22,7 @@ import numpy as np
 from numba.core.typing.templates import Signature
 
 from ..dispatcher.inspection import spirv_text
-from ..errors import ExecutionQueueError, KernelCompileError
+from ..errors import ExecutionQueueError
 from .outline import Outliner
 
 
@@ -79,7 +79,9 @@ class OffloadDispatcher:
             bound = self._signature.bind(*args, **kwargs)
             bound.apply_defaults()
             args = bound.args
-        argtypes = tuple(self._typeof(name, value) for name, value in zip(self._signature.parameters, args))
+        argtypes = tuple(
+            self._typeof(name, value) for name, value in zip(self._signature.parameters, args)
+        )
         self._check_queues(args)
         version = self._versions.get(argtypes) or self.compile(argtypes)
         return version.compiled(*args)
@@ -128,7 +130,7 @@ class OffloadDispatcher:
         """Compile the host function; None, or (region, KernelCompileError) of a failed region."""
         try:
             version.compiled.compile(argtypes)
-        except Exception as exc:
+        except Exception:
             for region in version.regions:
                 for kernel in region.kernels:
                     if kernel.failure is not None:
@@ -190,7 +192,8 @@ def _signatures(signatures) -> list:
     if isinstance(signatures, (list, tuple)) and all(isinstance(s, Signature) for s in signatures):
         return list(signatures)
     raise TypeError(
-        f"@dk.offload takes a signature such as dk.void(t1, t2) or a list of them; got {signatures!r}"
+        f"@dk.offload takes a signature such as dk.void(t1, t2) or a list of them; "
+        f"got {signatures!r}"
     )
 
 
@@ -215,8 +218,11 @@ def offload(function=None, /, signatures=None, *, fallback: str | None = None):
     """@dk.offload, @dk.offload(sig | [sigs]) or @dk.offload(fallback="host")."""
     if inspect.isfunction(function):
         return OffloadDispatcher(function, signatures, fallback=fallback)
+    if fallback not in (None, "host"):
+        raise ValueError(f"fallback must be None or 'host'; got {fallback!r}")
     if function is not None:
         signatures = function
+    _signatures(signatures)
 
     def decorate(py_func) -> OffloadDispatcher:
         return OffloadDispatcher(py_func, signatures, fallback=fallback)
