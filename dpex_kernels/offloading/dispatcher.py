@@ -40,6 +40,7 @@ class OffloadedKernel:
     signature: Signature
     spirv: str
     attrs: object
+    kernel: object  # the dk kernel itself: launchable like any other, kernel[range](*args)
 
 
 class _Version:
@@ -179,6 +180,7 @@ class OffloadDispatcher:
                                 sig,
                                 spirv_text(compiled.spirv),
                                 compiled.attrs,
+                                kernel,
                             )
                         )
         return found

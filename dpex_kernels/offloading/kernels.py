@@ -22,8 +22,10 @@ from ..dispatcher.jit_kernel import JitKernel
 from ..errors import KernelCompileError
 
 #: Work-items per work-group of a reduction, and the most work-groups one launches.
-REDUCTION_WORK_GROUP = 128
-REDUCTION_MAX_GROUPS = 256
+REDUCTION_WORK_GROUP = 256
+REDUCTION_MAX_GROUPS = 8192
+#: Iterations each work-item of a reduction handles at least, before more work-groups start.
+REDUCTION_PER_ITEM = 8
 
 #: The names generated code uses; user code cannot clash with the _dk_ prefix.
 API = "_dk_api"

@@ -31,6 +31,7 @@ from .kernels import (
     API,
     MATH,
     REDUCTION_MAX_GROUPS,
+    REDUCTION_PER_ITEM,
     REDUCTION_WORK_GROUP,
     RegionKernel,
     combine,
@@ -431,36 +432,39 @@ class Outliner:
         region = Region(line, kind)
         self.regions.append(region)
         r = len(self.regions)
-        launch = []
+        launch, bounds = [], []
         for k, level in enumerate(levels):
-            lo, hi, st = (ast.unparse(_Allocations(self).visit(a)) for a in self._bounds(level))
+            lo, hi, st = self._bounds(level)
+            bounds.append(_Bounds(k, r, _is_constant(lo, 0), _is_constant(st, 1)))
+            lo, hi, st = (ast.unparse(_Allocations(self).visit(a)) for a in (lo, hi, st))
             launch += statements(
                 f"_dk_lo{r}_{k} = {lo}\n_dk_hi{r}_{k} = {hi}\n_dk_st{r}_{k} = {st}\n"
                 f"_dk_n{r}_{k} = _dk_trip(_dk_lo{r}_{k}, _dk_hi{r}_{k}, _dk_st{r}_{k})",
                 level.lineno,
             )
-        bounds = [f"_dk_lo{r}_{k}, _dk_st{r}_{k}" for k in range(depth)]
-        bound_params = [f"_dk_lo{k}, _dk_st{k}" for k in range(depth)]
         kernel_body = [_PrangeToRange(self).visit(copy.deepcopy(s)) for s in body]
-        if not reductions:
-            prologue = "\n".join(
-                f"{index} = _dk_lo{k} + {API}.get_global_id({k}) * _dk_st{k}"
-                for k, index in enumerate(indices)
+        if reductions:
+            return (
+                self._reduction(region, indices, bounds, kernel_body, free, reductions, launch),
+                False,
             )
-            params = free + ", ".join(bound_params).split(", ")
-            tree = ast.parse(f"def _dk_region({', '.join(params)}):\n    pass").body[0]
-            tree.body = statements(prologue, line) + kernel_body
+        prologue = "\n".join(
+            f"{index} = {b.index(f'{API}.get_global_id({b.k})')}"
+            for index, b in zip(indices, bounds)
+        )
+        params = free + [p for b in bounds for p in b.params(sizes=False)]
+        tree = ast.parse(f"def _dk_region({', '.join(params)}):\n    pass").body[0]
+        tree.body = statements(prologue, line) + kernel_body
 
-            def build(argtypes, tree=tree):
-                return copy.deepcopy(tree), {}
+        def build(argtypes, tree=tree):
+            return copy.deepcopy(tree), {}
 
-            kernel = self._kernel(region, "loop", params, build)
-            sizes = ", ".join(f"_dk_n{r}_{k}" for k in range(depth))
-            launch_range = sizes if depth == 1 else f"({sizes})"
-            args = ", ".join(free + bounds)
-            launch += statements(f"_dk_ev = {kernel}[{launch_range}]({args})", line)
-            return launch, True
-        return self._reduction(region, levels, body, kernel_body, free, reductions, launch), False
+        kernel = self._kernel(region, "loop", params, build)
+        sizes = ", ".join(f"_dk_n{r}_{k}" for k in range(depth))
+        launch_range = sizes if depth == 1 else f"({sizes})"
+        args = ", ".join(free + [a for b in bounds for a in b.args(sizes=False)])
+        launch += statements(f"_dk_ev = {kernel}[{launch_range}]({args})", line)
+        return launch, True
 
     def _reductions(self, body, candidates: set, line: int) -> dict:
         """name -> operator of each scalar the loop body reduces into."""
@@ -497,13 +501,15 @@ class Outliner:
             found[name] = ops.pop()
         return found
 
-    def _reduction(self, region, levels, body, kernel_body, free, reductions, launch):
-        """Partial results per work-group on the device, a final pass, the value on the host."""
+    def _reduction(self, region, indices, bounds, kernel_body, free, reductions, launch):
+        """Partial results per work-group on the device, a final pass, the value on the host.
+
+        Work-item g of G handles linear iterations g, g + G, ...: the same trip count for all
+        (then one more for the first few), so the runtime vectorises across work-items.
+        """
         r = len(self.regions)
         line = region.line
-        depth = len(levels)
         names = list(reductions)
-        indices = [level.target.id for level in levels]
         wg = REDUCTION_WORK_GROUP
         # The accumulators' types: Numba unifies them over one pass of the loop body, typed
         # here but never run. Straight-line code (no loop around it), so that the allocation
@@ -512,7 +518,7 @@ class Outliner:
         phantom = statements(indices_at_start, line) + [copy.deepcopy(s) for s in kernel_body]
         launch.append(ast.If(test=ast.parse("_dk_never()").body[0].value, body=phantom, orelse=[]))
         launch += statements(
-            f"_dk_total{r} = {' * '.join(f'_dk_n{r}_{k}' for k in range(depth))}\n"
+            f"_dk_total{r} = {' * '.join(f'_dk_n{r}_{b.k}' for b in bounds)}\n"
             f"_dk_groups{r} = _dk_groups_for(_dk_total{r})",
             line,
         )
@@ -524,23 +530,22 @@ class Outliner:
             launch += statements(
                 f"_dk_buf{r}_{j} = {alloc}(_dk_groups{r} + 1, None, {source}, {name})", line
             )
-        params = (
-            [f"_dk_buf{j}" for j in range(len(names))]
-            + free
-            + [p for k in range(depth) for p in (f"_dk_lo{k}", f"_dk_st{k}", f"_dk_n{k}")]
-        )
+        buffers = [f"_dk_buf{j}" for j in range(len(names))]
+        params = buffers + free + [p for b in bounds for p in b.params(sizes=True)]
         decompose = []
-        for k in reversed(range(depth)):
-            if k == 0:
-                decompose.append(f"{indices[0]} = _dk_lo0 + _dk_q * _dk_st0")
+        for b in reversed(bounds):
+            if b.k == 0:
+                decompose.append(f"{indices[0]} = {b.index('_dk_q')}")
             else:
-                decompose.append(f"{indices[k]} = _dk_lo{k} + (_dk_q % _dk_n{k}) * _dk_st{k}")
-                decompose.append(f"_dk_q = _dk_q // _dk_n{k}")
+                decompose.append(f"{indices[b.k]} = {b.index(f'(_dk_q % _dk_n{b.k})')}")
+                decompose.append(f"_dk_q = _dk_q // _dk_n{b.k}")
+        if len(bounds) == 1:
+            decompose = [f"{indices[0]} = {bounds[0].index('_dk_lin')}"]
         prologue = "\n".join(
             [f"{name} = _DK_IDENT{j}" for j, name in enumerate(names)]
             + [
-                f"_dk_total = {' * '.join(f'_dk_n{k}' for k in range(depth))}",
-                f"_dk_lin = {API}.get_global_id(0)",
+                f"_dk_total = {' * '.join(f'_dk_n{b.k}' for b in bounds)}",
+                f"_dk_first = {API}.get_global_id(0)",
                 f"_dk_stride = {API}.get_global_size(0)",
             ]
         )
@@ -554,11 +559,21 @@ class Outliner:
             )
             for j, name in enumerate(names)
         )
+        step = statements("_dk_q = _dk_lin\n" + "\n".join(decompose), line)
+        every = statements(
+            "for _dk_round in range(_dk_total // _dk_stride):\n"
+            "    _dk_lin = _dk_first + _dk_round * _dk_stride",
+            line,
+        )[0]
+        every.body += copy.deepcopy(step) + copy.deepcopy(kernel_body)
+        rest = statements(
+            "_dk_lin = _dk_first + (_dk_total // _dk_stride) * _dk_stride\n"
+            "if _dk_lin < _dk_total:\n    pass",
+            line,
+        )
+        rest[-1].body = step + kernel_body
         stub = ast.parse(f"def _dk_region({', '.join(params)}):\n    pass").body[0]
-        loop = statements("while _dk_lin < _dk_total:\n    _dk_q = _dk_lin", line)[0]
-        loop.body += statements("\n".join(decompose), line) + kernel_body
-        loop.body += statements("_dk_lin += _dk_stride", line)
-        stub.body = statements(prologue, line) + [loop] + statements(epilogue, line)
+        stub.body = statements(prologue, line) + [every] + rest + statements(epilogue, line)
 
         def build(argtypes, tree=stub):
             extra = {}
@@ -568,17 +583,11 @@ class Outliner:
             return copy.deepcopy(tree), extra
 
         kernel = self._kernel(region, "reduce", params, build)
-        args = ", ".join(
-            [f"_dk_buf{r}_{j}" for j in range(len(names))]
-            + free
-            + [
-                p
-                for k in range(depth)
-                for p in (f"_dk_lo{r}_{k}", f"_dk_st{r}_{k}", f"_dk_n{r}_{k}")
-            ]
-        )
+        args = [f"_dk_buf{r}_{j}" for j in range(len(names))] + free
+        args += [a for b in bounds for a in b.args(sizes=True)]
         launch += statements(
-            f"_dk_ev = {kernel}[_dk_NdRange(_dk_groups{r} * {wg}, {wg})]({args})", line
+            f"_dk_ev = {kernel}[_dk_NdRange(_dk_groups{r} * {wg}, {wg})]({', '.join(args)})",
+            line,
         )
         for j, name in enumerate(names):
             final = final_kernel(reductions[name])
@@ -687,6 +696,40 @@ class Outliner:
 
 
 # --- small pieces --------------------------------------------------------------------------------
+
+
+@dataclass
+class _Bounds:
+    """One level of a prange nest: its kernel parameters, and its index from a position.
+
+    A start of 0 and a step of 1 (written as constants) are left out, so the index is the
+    work-item's id itself and the runtime sees neighbouring work-items read neighbours.
+    """
+
+    k: int
+    region: int
+    from_zero: bool
+    unit_step: bool
+
+    def _names(self, sizes: bool, prefix: str) -> list[str]:
+        names = [] if self.from_zero else [f"_dk_lo{prefix}{self.k}"]
+        names += [] if self.unit_step else [f"_dk_st{prefix}{self.k}"]
+        return names + ([f"_dk_n{prefix}{self.k}"] if sizes else [])
+
+    def params(self, sizes: bool) -> list[str]:
+        return self._names(sizes, "")
+
+    def args(self, sizes: bool) -> list[str]:
+        return self._names(sizes, f"{self.region}_")
+
+    def index(self, position: str) -> str:
+        scaled = position if self.unit_step else f"{position} * _dk_st{self.k}"
+        return scaled if self.from_zero else f"_dk_lo{self.k} + {scaled}"
+
+
+def _is_constant(node, value: int) -> bool:
+    return isinstance(node, ast.Constant) and type(node.value) is int and node.value == value
+
 
 _OP_SOURCE = {
     ast.Add: "+",
@@ -807,8 +850,9 @@ def _never():  # pragma: no cover (compiled)
 
 @numba.njit(cache=False)
 def _groups_for(total):  # pragma: no cover (compiled)
-    """Work-groups of a reduction: one per work-group of items, at most REDUCTION_MAX_GROUPS."""
-    groups = (total + REDUCTION_WORK_GROUP - 1) // REDUCTION_WORK_GROUP
+    """Work-groups of a reduction: REDUCTION_PER_ITEM iterations a work-item, up to the most."""
+    per_group = REDUCTION_WORK_GROUP * REDUCTION_PER_ITEM
+    groups = (total + per_group - 1) // per_group
     return max(1, min(groups, REDUCTION_MAX_GROUPS))
 
 
