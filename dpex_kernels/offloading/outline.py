@@ -435,7 +435,7 @@ class Outliner:
         launch, bounds = [], []
         for k, level in enumerate(levels):
             lo, hi, st = self._bounds(level)
-            bounds.append(_Bounds(k, r, _is_constant(lo, 0), _is_constant(st, 1)))
+            bounds.append(_Bounds(k, r, _int_constant(lo), _int_constant(st)))
             lo, hi, st = (ast.unparse(_Allocations(self).visit(a)) for a in (lo, hi, st))
             launch += statements(
                 f"_dk_lo{r}_{k} = {lo}\n_dk_hi{r}_{k} = {hi}\n_dk_st{r}_{k} = {st}\n"
@@ -702,18 +702,19 @@ class Outliner:
 class _Bounds:
     """One level of a prange nest: its kernel parameters, and its index from a position.
 
-    A start of 0 and a step of 1 (written as constants) are left out, so the index is the
-    work-item's id itself and the runtime sees neighbouring work-items read neighbours.
+    A start and a step written as int constants are the kernel's constants, not parameters:
+    `prange(1, n - 1)` indexes `1 + id`, so the runtime sees neighbouring work-items read
+    neighbours, and the compiler that `i - 1` is never negative.
     """
 
     k: int
     region: int
-    from_zero: bool
-    unit_step: bool
+    start: int | None  # the constant start, or None: a parameter
+    step: int | None  # the constant step, or None: a parameter
 
     def _names(self, sizes: bool, prefix: str) -> list[str]:
-        names = [] if self.from_zero else [f"_dk_lo{prefix}{self.k}"]
-        names += [] if self.unit_step else [f"_dk_st{prefix}{self.k}"]
+        names = [] if self.start is not None else [f"_dk_lo{prefix}{self.k}"]
+        names += [] if self.step is not None else [f"_dk_st{prefix}{self.k}"]
         return names + ([f"_dk_n{prefix}{self.k}"] if sizes else [])
 
     def params(self, sizes: bool) -> list[str]:
@@ -723,12 +724,23 @@ class _Bounds:
         return self._names(sizes, f"{self.region}_")
 
     def index(self, position: str) -> str:
-        scaled = position if self.unit_step else f"{position} * _dk_st{self.k}"
-        return scaled if self.from_zero else f"_dk_lo{self.k} + {scaled}"
+        step = f"_dk_st{self.k}" if self.step is None else str(self.step)
+        scaled = position if self.step == 1 else f"{position} * {step}"
+        start = f"_dk_lo{self.k}" if self.start is None else str(self.start)
+        return scaled if self.start == 0 else f"{start} + {scaled}"
 
 
-def _is_constant(node, value: int) -> bool:
-    return isinstance(node, ast.Constant) and type(node.value) is int and node.value == value
+def _int_constant(node) -> int | None:
+    if isinstance(node, ast.Constant) and type(node.value) is int:
+        return node.value
+    if (
+        isinstance(node, ast.UnaryOp)
+        and isinstance(node.op, ast.USub)
+        and isinstance(node.operand, ast.Constant)
+        and type(node.operand.value) is int
+    ):
+        return -node.operand.value
+    return None
 
 
 _OP_SOURCE = {
