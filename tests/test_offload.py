@@ -169,6 +169,22 @@ def test_array_expressions_equal_numpy():
 
 
 @dk.offload
+def fills(c, s):
+    c[:] = 0.0
+    c += s
+    c /= math.sqrt(s)
+    c[...] = c * c
+
+
+def test_scalar_expressions_stored_into_whole_arrays_run_on_the_device():
+    c = usm(np.ones((3, 4), "f4"))
+    fills(c, 4.0)
+    np.testing.assert_allclose(host(c), np.full((3, 4), 4.0, "f4"))
+    kinds = [k.kind for k in fills.inspect_kernels()]
+    assert kinds == ["array expression"] * 4
+
+
+@dk.offload
 def mixed(a, b):
     return a / b + 1
 

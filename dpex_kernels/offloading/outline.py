@@ -282,8 +282,12 @@ class Outliner:
         argtype = self.argtypes.get(node.value.id)
         return isinstance(argtype, types.Array) and len(index) < argtype.ndim
 
-    def _elementwise(self, node, arrays) -> list | None:
-        """The operand names of an element-wise expression with an array operand, else None."""
+    def _elementwise(self, node, arrays, into_array: bool = False) -> list | None:
+        """The operand names of an element-wise expression with an array operand, else None.
+
+        `into_array`: the value is stored into a whole array (`c[:] = e`, `c += e`), so a
+        scalar expression (`c[:] = 0`, `c /= math.sqrt(s)`) is one too.
+        """
         operands: list = []
 
         def walk(n) -> bool:
@@ -306,10 +310,10 @@ class Outliner:
                 )
             return False
 
-        if isinstance(node, (ast.Name, ast.Constant)) or not walk(node):
+        if (isinstance(node, (ast.Name, ast.Constant)) and not into_array) or not walk(node):
             return None
         names = list(dict.fromkeys(operands))
-        return names if any(n in arrays for n in names) else None
+        return names if into_array or any(n in arrays for n in names) else None
 
     # --- blocks and statements ---------------------------------------------------------------
 
@@ -618,9 +622,7 @@ class Outliner:
                 and target.value.id in self.arrays
                 and _whole(target.slice)
             ):
-                operands = self._elementwise(stmt.value, self.arrays | {target.value.id})
-                if operands is None and _scalar_only(stmt.value, self):
-                    operands = list(dict.fromkeys(_loads([stmt.value]) & self.locals))
+                operands = self._elementwise(stmt.value, self.arrays, into_array=True)
                 if operands is not None:
                     return target.value.id, stmt.value, operands, None, True
         if (
@@ -629,9 +631,7 @@ class Outliner:
             and stmt.target.id in self.arrays
             and isinstance(stmt.op, _ELEMENTWISE_OPS)
         ):
-            operands = self._elementwise(stmt.value, self.arrays | {stmt.target.id})
-            if operands is None and _scalar_only(stmt.value, self):
-                operands = list(dict.fromkeys(_loads([stmt.value]) & self.locals))
+            operands = self._elementwise(stmt.value, self.arrays, into_array=True)
             if operands is not None:
                 return stmt.target.id, stmt.value, operands, stmt.op, True
         if isinstance(stmt, ast.Return) and stmt.value is not None:
@@ -772,16 +772,6 @@ def _whole(index) -> bool:
         (isinstance(p, ast.Slice) and p.lower is None and p.upper is None and p.step is None)
         or (isinstance(p, ast.Constant) and p.value is Ellipsis)
         for p in parts
-    )
-
-
-def _scalar_only(node, outliner: Outliner) -> bool:
-    names = _loads([node])
-    return not (names & outliner.arrays) and all(
-        isinstance(
-            n, (ast.Name, ast.Constant, ast.BinOp, ast.UnaryOp, ast.Load, ast.operator, ast.unaryop)
-        )
-        for n in ast.walk(node)
     )
 
 
