@@ -440,11 +440,15 @@ class Outliner:
         for k, level in enumerate(levels):
             lo, hi, st = self._bounds(level)
             bounds.append(_Bounds(k, r, _int_constant(lo), _int_constant(st)))
+            step = bounds[-1].step
             lo, hi, st = (ast.unparse(_Allocations(self).visit(a)) for a in (lo, hi, st))
+            names = f"_dk_lo{r}_{k}, _dk_hi{r}_{k}, _dk_st{r}_{k}"
+            if step is not None and step > 0:  # range's count, inline: no call to compile in
+                count = f"max(0, (_dk_hi{r}_{k} - _dk_lo{r}_{k} + {step - 1}) // {step})"
+            else:
+                count = f"_dk_trip({names})"
             launch += statements(
-                f"_dk_lo{r}_{k} = {lo}\n_dk_hi{r}_{k} = {hi}\n_dk_st{r}_{k} = {st}\n"
-                f"_dk_n{r}_{k} = _dk_trip(_dk_lo{r}_{k}, _dk_hi{r}_{k}, _dk_st{r}_{k})",
-                level.lineno,
+                f"{names} = {lo}, {hi}, {st}\n_dk_n{r}_{k} = {count}", level.lineno
             )
         kernel_body = [_PrangeToRange(self).visit(copy.deepcopy(s)) for s in body]
         if reductions:
