@@ -48,7 +48,7 @@ def vecadd(a, b, c):
 def test_1d_prange_equals_numpy(dtype):
     a, b = sample(1000, dtype), sample(1000, dtype)
     c = usm(np.zeros(1000, dtype))
-    vecadd(usm(a), usm(b), c)
+    vecadd(usm(a), c=c, b=usm(b))  # keywords bind as in Python
     np.testing.assert_array_equal(host(c), a + b)
 
 
@@ -58,7 +58,11 @@ def strided(a, out, start, stop, step):
         out[i] = a[i] * 2
 
 
-@pytest.mark.parametrize("start, stop, step", [(0, 100, 1), (3, 97, 4), (90, 5, -3), (50, 50, 1)])
+@given(
+    start=st.integers(0, 99),
+    stop=st.integers(0, 99),
+    step=st.integers(-7, 7).filter(bool),
+)
 def test_prange_bounds_follow_python_range(start, stop, step):
     a = sample(100, "float64")
     out = usm(np.full(100, -1.0))
@@ -67,6 +71,16 @@ def test_prange_bounds_follow_python_range(start, stop, step):
     index = np.arange(start, stop, step)
     expected[index] = a[index] * 2
     np.testing.assert_array_equal(host(out), expected)
+
+
+def test_prange_step_zero_is_a_value_error():
+    with pytest.raises(ValueError, match="must not be zero"):
+        strided(usm(np.ones(4)), usm(np.ones(4)), 0, 4, 0)
+
+
+def test_arguments_compiled_code_cannot_take_are_a_type_error():
+    with pytest.raises(TypeError, match="argument 'b' is a object"):
+        vecadd(usm(np.ones(4)), object(), usm(np.ones(4)))
 
 
 @dk.offload

@@ -145,7 +145,14 @@ class OffloadDispatcher:
                 f"@dk.offload function '{self.__name__}': argument '{name}' is a numpy.ndarray; "
                 f"offloaded functions take USM arrays: pass dpnp.asarray({name}, device=...)"
             )
-        return numba.typeof(value)
+        try:
+            return numba.typeof(value)
+        except ValueError:
+            raise TypeError(
+                f"@dk.offload function '{self.__name__}': argument '{name}' is a "
+                f"{type(value).__name__}, which compiled code cannot take; pass USM arrays "
+                f"(dpnp arrays, usm_ndarray) and scalars"
+            ) from None
 
     def _check_queues(self, args) -> None:
         placed = [
