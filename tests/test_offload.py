@@ -301,6 +301,23 @@ def int_total(a):
     return s
 
 
+@dk.offload
+def grid_total(a):
+    s = 0
+    for i in prange(a.shape[0]):
+        j = 0
+        while j < a.shape[1]:
+            for _ in range(1):
+                s += a[i, j]
+            j += 1
+    return s
+
+
+def test_accumulator_updated_inside_inner_loops_takes_their_type():
+    a = sample((17, 9), "float64")
+    assert grid_total(usm(a)) == pytest.approx(a.sum())
+
+
 def test_reduction_accumulator_type_is_numba_unified_type():
     # s starts as an int; the loop adds floats, so the sum is a float (as on the host).
     assert int_total(usm(np.full(10, 0.25))) == pytest.approx(2.5)

@@ -520,10 +520,13 @@ class Outliner:
         names = list(reductions)
         wg = REDUCTION_WORK_GROUP
         # The accumulators' types: Numba unifies them over one pass of the loop body, typed
-        # here but never run. Straight-line code (no loop around it), so that the allocation
-        # below is typed once with the unified type, not with each type Numba tries on the way.
+        # here but never run. Straight-line code (no loop around it, its range loops made
+        # one pass), so that the allocation below is typed once with the unified type, not
+        # with each type Numba tries on the way round a loop.
         indices_at_start = "\n".join(f"{index} = _dk_lo{r}_{k}" for k, index in enumerate(indices))
-        phantom = statements(indices_at_start, line) + [copy.deepcopy(s) for s in kernel_body]
+        phantom = statements(indices_at_start, line)
+        for stmt in copy.deepcopy(kernel_body):
+            phantom += _OnePass(self).visit_statement(stmt)
         launch.append(ast.If(test=ast.parse("_dk_never()").body[0].value, body=phantom, orelse=[]))
         launch += statements(
             f"_dk_total{r} = {' * '.join(f'_dk_n{r}_{b.k}' for b in bounds)}\n"
@@ -860,6 +863,36 @@ def _groups_for(total):  # pragma: no cover (compiled)
     per_group = REDUCTION_WORK_GROUP * REDUCTION_PER_ITEM
     groups = (total + per_group - 1) // per_group
     return max(1, min(groups, REDUCTION_MAX_GROUPS))
+
+
+class _OnePass(ast.NodeTransformer):
+    """Loops over ranges as one pass of their body, `while` as `if`: typed like the loop
+    (never run), with no cycle for Numba's type inference to go round."""
+
+    def __init__(self, outliner: Outliner):
+        self.outliner = outliner
+
+    def visit_statement(self, stmt) -> list:
+        result = self.visit(stmt)
+        return result if isinstance(result, list) else [result]
+
+    def visit_For(self, node):
+        self.generic_visit(node)
+        call = node.iter
+        is_range = isinstance(call, ast.Call) and self.outliner._resolve(call.func) is range
+        if not is_range or node.orelse or not call.args:
+            return node
+        start = call.args[0] if len(call.args) > 1 else ast.Constant(0)
+        return [ast.copy_location(ast.Assign([node.target], start), node), *node.body]
+
+    def visit_While(self, node):
+        self.generic_visit(node)
+        return ast.copy_location(ast.If(node.test, node.body, node.orelse), node)
+
+    def visit_Break(self, node):
+        return ast.copy_location(ast.Pass(), node)
+
+    visit_Continue = visit_Break
 
 
 class _PrangeToRange(ast.NodeTransformer):
