@@ -475,6 +475,8 @@ def test_bad_options_are_refused():
         dk.offload(42)
     with pytest.raises(TypeError, match="Python function"):
         dk.offload()(42)
+    with pytest.raises(TypeError, match=r"\*args"):
+        dk.offload(lambda *arrays: None)
 
 
 @dk.offload(fallback="host")

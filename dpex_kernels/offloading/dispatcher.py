@@ -66,6 +66,12 @@ class OffloadDispatcher:
         self.__wrapped__ = py_func
         self.fallback = fallback
         self._signature = inspect.signature(py_func)
+        kinds = {p.kind for p in self._signature.parameters.values()}
+        if kinds - {inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD}:
+            raise TypeError(
+                f"@dk.offload function '{py_func.__name__}': *args, **kwargs and keyword-only "
+                f"parameters are not supported; list every parameter by name"
+            )
         self._tree = _function_tree(py_func)
         self._versions: dict[tuple, _Version] = {}
         self._lock = threading.RLock()

@@ -152,7 +152,7 @@ class Outliner:
         self.filename = py_func.__code__.co_filename
         self.tree = tree
         self.host_lines = host_lines
-        self.params = [a.arg for a in tree.args.args]
+        self.params = [a.arg for a in tree.args.posonlyargs + tree.args.args]
         self.argtypes = dict(zip(self.params, argtypes))
         closure = dict(
             zip(py_func.__code__.co_freevars, (c.cell_contents for c in py_func.__closure__ or ()))
