@@ -157,6 +157,35 @@ def test_loops_inside_host_loops_run_in_program_order():
     assert middle == pytest.approx(expected[1])  # host code read what the kernels wrote
 
 
+@dk.offload
+def jacobi_1d(u, new, tol):
+    n = u.shape[0]
+    change = 1.0
+    sweeps = 0
+    while change > tol:
+        change = 0.0
+        for i in prange(1, n - 1):
+            new[i] = 0.5 * (u[i - 1] + u[i + 1])
+            change = max(change, abs(new[i] - u[i]))
+        for i in prange(1, n - 1):
+            u[i] = new[i]
+        sweeps += 1
+    return sweeps, change
+
+
+def test_reduction_steers_a_host_while_loop():
+    start = np.zeros(20)
+    start[0], start[-1] = 1.0, 2.0
+    sweeps, change = jacobi_1d(usm(start), usm(start), 1e-6)
+    u, count, worst = start.copy(), 0, 1.0
+    while worst > 1e-6:
+        new = u.copy()
+        new[1:-1] = 0.5 * (u[:-2] + u[2:])
+        worst = np.abs(new - u).max()
+        u, count = new, count + 1
+    assert (sweeps, change) == (count, pytest.approx(worst))
+
+
 # --- array expressions -----------------------------------------------------------------------
 
 
