@@ -472,6 +472,20 @@ def test_unsupported_reduction_is_a_compile_error(function):
 
 
 @dk.offload
+def any_positive(a):
+    found = False
+    for i in prange(a.shape[0]):
+        found = max(found, a[i] > 0)
+    return found
+
+
+def test_reduction_into_a_bool_is_a_compile_error_and_others_still_compile():
+    with pytest.raises(dk.KernelCompileError, match="numeric accumulator"):
+        any_positive(usm(np.ones(4)))
+    assert all_kinds(usm(np.arange(1.0, 5.0)))[3] == 4.0  # the shared max pass still builds
+
+
+@dk.offload
 def breaks(a):
     for i in prange(a.shape[0]):
         if a[i] > 0:

@@ -23,6 +23,7 @@ from numba.core.typing.templates import Signature
 
 from ..dispatcher.inspection import spirv_text
 from ..errors import ExecutionQueueError
+from .kernels import recording_failures
 from .outline import Outliner
 
 
@@ -135,14 +136,15 @@ class OffloadDispatcher:
 
     def _try(self, version: _Version, argtypes):
         """Compile the host function; None, or (region, KernelCompileError) of a failed region."""
-        try:
-            version.compiled.compile(argtypes)
-        except Exception:
-            for region in version.regions:
-                for kernel in region.kernels:
-                    if kernel.failure is not None:
-                        return region, kernel.failure
-            raise
+        with recording_failures() as failures:
+            try:
+                version.compiled.compile(argtypes)
+            except Exception:
+                if not failures:
+                    raise
+                kernel, error = failures[0]
+                region = next(r for r in version.regions if kernel in r.kernels + r.shared)
+                return region, error
         return None
 
     def _typeof(self, name: str, value):
@@ -183,19 +185,18 @@ class OffloadDispatcher:
         found = []
         for version in self._versions.values():
             for region in version.regions:
-                for kernel in region.kernels:
-                    for sig, compiled in kernel.definitions.items():
-                        found.append(
-                            OffloadedKernel(
-                                region.line,
-                                region.kind,
-                                kernel.__name__,
-                                sig,
-                                spirv_text(compiled.spirv),
-                                compiled.attrs,
-                                kernel,
-                            )
+                for kernel, sig, compiled in region.definitions():
+                    found.append(
+                        OffloadedKernel(
+                            region.line,
+                            region.kind,
+                            kernel.__name__,
+                            sig,
+                            spirv_text(compiled.spirv),
+                            compiled.attrs,
+                            kernel,
                         )
+                    )
         return found
 
 

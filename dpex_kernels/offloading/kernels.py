@@ -10,7 +10,9 @@ the loop body's own statements and line numbers, so errors point at the user's s
 from __future__ import annotations
 
 import ast
+import contextlib
 import math
+import threading
 from collections.abc import Callable
 
 import numpy as np
@@ -105,8 +107,8 @@ class RegionKernel(JitKernel):
         self._build = build
         self._namespace = namespace
         self._filename = filename
-        #: The KernelCompileError of a signature that failed (the dispatcher reads it).
-        self.failure: KernelCompileError | None = None
+        #: signature -> the KernelCompileError of its compile, for signatures that failed.
+        self.failures: dict = {}
         self.describe = name  # replaced by the region with "the loop at line N" and the like
 
     def compile(self, sig):
@@ -114,18 +116,38 @@ class RegionKernel(JitKernel):
         with self._lock:
             if sig in self.definitions:
                 return self.definitions[sig]
-            if self.failure is not None:
-                raise self.failure
-            tree, extra = self._build(tuple(sig.args))
-            tree.name = self.__name__
-            self.py_func = function_from(tree, self._filename, {**self._namespace, **extra})
-            try:
-                return super().compile(sig)
-            except (KernelCompileError, TypeError) as exc:
-                self.failure = KernelCompileError(
-                    f"{self.describe} cannot run on a SYCL device: {exc}"
-                )
-                raise self.failure from exc
+            error = self.failures.get(sig)
+            if error is None:
+                try:
+                    tree, extra = self._build(tuple(sig.args))
+                    tree.name = self.__name__
+                    namespace = {**self._namespace, **extra}
+                    self.py_func = function_from(tree, self._filename, namespace)
+                    return super().compile(sig)
+                except (KernelCompileError, TypeError) as exc:
+                    problem = f"{self.describe} cannot run on a SYCL device: {exc}"
+                    error = KernelCompileError(problem)
+                    error.__cause__ = exc
+                    self.failures[sig] = error
+            recorded = getattr(_RECORDING, "failures", None)
+            if recorded is not None:
+                recorded.append((self, error))
+            raise error
+
+
+_RECORDING = threading.local()
+
+
+@contextlib.contextmanager
+def recording_failures():
+    """The (kernel, KernelCompileError) of every region kernel failing to compile in the block."""
+    failures: list = []
+    previous = getattr(_RECORDING, "failures", None)
+    _RECORDING.failures = failures
+    try:
+        yield failures
+    finally:
+        _RECORDING.failures = previous
 
 
 def reduction_dtypes(argtypes, count: int) -> list:

@@ -77,6 +77,21 @@ class Region:
     line: int
     kind: str
     kernels: list = field(default_factory=list)
+    #: Kernels shared with other regions (a reduction's final pass): only the signatures
+    #: whose first argument, the buffer, is one of this region's own kernels' arguments.
+    shared: list = field(default_factory=list)
+
+    def definitions(self):
+        """(kernel, signature, CompiledKernel) of everything this region launches."""
+        own = [(k, sig, c) for k in self.kernels for sig, c in k.definitions.items()]
+        arguments = {t for _, sig, _ in own for t in sig.args}
+        shared = [
+            (k, sig, c)
+            for k in self.shared
+            for sig, c in k.definitions.items()
+            if sig.args[0] in arguments
+        ]
+        return own + shared
 
 
 @dataclass
@@ -602,7 +617,7 @@ class Outliner:
         )
         for j, name in enumerate(names):
             final = final_kernel(reductions[name])
-            region.kernels.append(final)
+            region.shared.append(final)
             final_name = self._add(final, "final")
             launch += statements(
                 f"_dk_ev = {final_name}[_dk_NdRange({wg}, {wg})](_dk_buf{r}_{j}, _dk_groups{r})",
