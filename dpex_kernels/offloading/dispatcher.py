@@ -21,10 +21,13 @@ import numba
 import numpy as np
 from numba.core.typing.templates import Signature
 
+from ..dispatcher._native import launcher
 from ..dispatcher.inspection import spirv_text
 from ..errors import ExecutionQueueError
 from .kernels import recording_failures
 from .outline import Outliner
+
+_array_key = launcher.array_key
 
 
 class OffloadFallbackWarning(UserWarning):
@@ -75,6 +78,7 @@ class OffloadDispatcher:
             )
         self._tree = _function_tree(py_func)
         self._versions: dict[tuple, _Version] = {}
+        self._by_key: dict[tuple, _Version] = {}  # the same versions, by what calls pass
         self._lock = threading.RLock()
         for sig in _signatures(signatures):
             self.compile(tuple(sig.args))
@@ -87,11 +91,16 @@ class OffloadDispatcher:
             bound = self._signature.bind(*args, **kwargs)
             bound.apply_defaults()
             args = bound.args
-        argtypes = tuple(
-            self._typeof(name, value) for name, value in zip(self._signature.parameters, args)
-        )
-        self._check_queues(args)
-        version = self._versions.get(argtypes) or self.compile(argtypes)
+        # What decides the version, read in C: an array's type and queue, a scalar's class.
+        key = tuple([_array_key(v) or type(v) for v in args])
+        version = self._by_key.get(key)
+        if version is None:
+            argtypes = tuple(
+                self._typeof(name, value) for name, value in zip(self._signature.parameters, args)
+            )
+            self._check_queues(args)
+            version = self._versions.get(argtypes) or self.compile(argtypes)
+            self._by_key[key] = version
         return version.compiled(*args)
 
     @property
