@@ -316,15 +316,9 @@ def emit_spirv(module: ll.ModuleRef, kernel_name: str, opt_level: int) -> bytes:
     for attempt in range(_EMIT_ATTEMPTS):
         # The first emission is from the module itself when nothing was rewritten; any other
         # from a fresh parse (the back end keeps process-wide state: hence the lock).
-        with _llvm_lock:
+        with patches.emission_options(), _llvm_lock:
             source = module if attempt == 0 and rewritten is text else ll.parse_assembly(rewritten)
-            # No loop strength reduction: its byte offsets shared by several arrays keep the
-            # OpenCL CPU runtime from vectorising a loop (a[j] * b[j]: 4-6x OpenCL C's time).
-            ll.set_option("dpex_kernels", "-disable-lsr=1")
-            try:
-                spirv = _target_machine(opt_level).emit_object(source)
-            finally:
-                ll.set_option("dpex_kernels", "-disable-lsr=0")
+            spirv = _target_machine(opt_level).emit_object(source)
         try:
             spirv = repair_label_ids(spirv)
         except AmbiguousLabels:
