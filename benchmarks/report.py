@@ -6,6 +6,8 @@ import dataclasses
 import json
 from pathlib import Path
 
+from .cases.offload import GROUP as OFFLOAD_GROUP
+from .cases.offload import offload_table
 from .cases.work_group import GROUP as WORK_GROUP
 from .cases.work_group import work_group_table
 from .compare import BANDWIDTH_GROUPS, CACHE_FACTOR, DEVICE_GROUP, ndpex_peer_case
@@ -427,6 +429,8 @@ def render(
         parts += ["", *device_time_table(rows, comparisons)]
     if any(r.group == WORK_GROUP for r in rows):
         parts += ["", *work_group_table(rows, comparisons)]
+    if any(r.group == OFFLOAD_GROUP for r in rows):
+        parts += ["", *offload_table(rows, comparisons)]
     parts += [
         f"  * working set >= {CACHE_FACTOR} x last-level cache ({cache_bytes / 2**20:.0f} MiB):"
         " targets apply (dk/dpnp on wall clock; dk/OpenCL C on device time)",

@@ -16,6 +16,7 @@ from .cases.compile import run_first_compile, run_warm_compile
 from .cases.device_time import Profiled, run_device_time
 from .cases.launch import run_launch, run_reject
 from .cases.memory import run_memory
+from .cases.offload import run_offload
 from .cases.work_group import run_work_group
 from .compare import all_comparisons
 from .config import make_config
@@ -35,6 +36,7 @@ GROUPS = (
     "memory",
     "numba-dpex",
     "work-group",
+    "offload",
     "launch",
     "reject",
     "device-time",
@@ -109,6 +111,7 @@ def main(argv: list[str] | None = None) -> int:
         "memory": lambda: run_memory(cfg),
         "numba-dpex": lambda: run_numba_dpex(cfg, machine),
         "work-group": lambda: run_work_group(cfg, ocl, notes),
+        "offload": lambda: run_offload(cfg),
     }
     rows: list[Row] = []
     for group in groups:

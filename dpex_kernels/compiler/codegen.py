@@ -316,7 +316,7 @@ def emit_spirv(module: ll.ModuleRef, kernel_name: str, opt_level: int) -> bytes:
     for attempt in range(_EMIT_ATTEMPTS):
         # The first emission is from the module itself when nothing was rewritten; any other
         # from a fresh parse (the back end keeps process-wide state: hence the lock).
-        with _llvm_lock:
+        with patches.emission_options(), _llvm_lock:
             source = module if attempt == 0 and rewritten is text else ll.parse_assembly(rewritten)
             spirv = _target_machine(opt_level).emit_object(source)
         try:

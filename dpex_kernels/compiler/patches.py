@@ -77,6 +77,22 @@ def llvm_options():
             ll.set_option("dpex_kernels", "-replexitval=cheap")
 
 
+@contextlib.contextmanager
+def emission_options():
+    """LLVM's options for emitting SPIR-V, restored afterwards (under the same lock).
+
+    Loop strength reduction rewrites a loop's array indices into byte offsets shared by the
+    arrays (i8 access chains), which keep the OpenCL CPU runtime from vectorising the loop
+    across work-items: `total += a[j] * b[j]` ran 4-6x slower than the same OpenCL C.
+    """
+    with global_compiler_lock:
+        ll.set_option("dpex_kernels", "-disable-lsr=1")
+        try:
+            yield
+        finally:
+            ll.set_option("dpex_kernels", "-disable-lsr=0")
+
+
 def _check_versions() -> None:
     for name, (found, pinned) in PINNED.items():
         if not found.startswith(pinned):

@@ -1,0 +1,349 @@
+"""The offload group: @dk.offload loops against explicit dk kernels, host Numba, dpnp (issue 13).
+
+- vecadd, triad, 2-D stencil: the kernel @dk.offload made from the prange loop against the
+  explicit dk kernel of the same loop (device time, from profiling events, each launched
+  directly), the offloaded call against the explicit launch (wall, launch + wait), and against
+  numba.njit(parallel=True) on host NumPy arrays (wall);
+- a prange dot product and sum (float32 accumulator) against dpnp.dot / dpnp.sum (wall, the
+  scalar on the host);
+- compiling an offloaded one-loop function (outline, host @njit, kernel) against compiling
+  the explicit kernel, both with the compilers warm, fresh functions each time.
+"""
+
+from __future__ import annotations
+
+import inspect
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import dpex_kernels as dk  # first: it sets up the OpenCL ICD loader
+
+# isort: split
+import dpctl
+import dpnp
+import numpy as np
+from numba import prange
+
+from .. import device, kernels
+from ..config import Config
+from ..results import MISSED, OK, Comparison, Row, check, skipped_row, time_row
+from ..timing import summarise
+
+GROUP = "offload"
+OFFLOAD = "dk.offload"
+EXPLICIT = "dk kernel"
+NUMBA = "numba parallel"
+DPNP = "dpnp"
+
+#: case -> (subject, reference, target); speed ratios are reference / subject (higher is
+#: better), compile ratios ("<=") subject / reference (lower is better).
+TARGETS = {
+    "vecadd device": (OFFLOAD, EXPLICIT, ">= 0.95"),
+    "triad device": (OFFLOAD, EXPLICIT, ">= 0.95"),
+    "stencil device": (OFFLOAD, EXPLICIT, ">= 0.95"),
+    "vecadd wall": (OFFLOAD, EXPLICIT, ""),
+    "triad wall": (OFFLOAD, EXPLICIT, ""),
+    "stencil wall": (OFFLOAD, EXPLICIT, ""),
+    "vecadd host": (OFFLOAD, NUMBA, ">= 1.0"),
+    "triad host": (OFFLOAD, NUMBA, ">= 1.0"),
+    "stencil host": (OFFLOAD, NUMBA, ">= 1.0"),
+    "dot": (OFFLOAD, DPNP, ">= 1.0"),
+    "sum": (OFFLOAD, DPNP, ">= 1.0"),
+    "compile": (OFFLOAD, EXPLICIT, "<= 1.5"),
+}
+
+
+def sizes(cfg: Config) -> dict:
+    """The issue's sizes in full mode, small ones in quick mode."""
+    if cfg.mode == "quick":
+        return {"vector": 2**20, "grid": 512, "samples": 5, "compiles": 2}
+    return {"vector": 2**24, "grid": 2048, "samples": 15, "compiles": 5}
+
+
+# --- the offloaded functions: the loops of benchmarks/kernels.py's host versions ------------
+
+
+@dk.offload
+def off_vecadd(a, b, c):
+    for i in prange(a.shape[0]):
+        c[i] = a[i] + b[i]
+
+
+@dk.offload
+def off_triad(a, b, c, s):
+    for i in prange(a.shape[0]):
+        a[i] = b[i] + s * c[i]
+
+
+@dk.offload
+def off_stencil(x, y, c0, c1):
+    n0, n1 = x.shape
+    for i in prange(1, n0 - 1):
+        for j in prange(1, n1 - 1):
+            y[i, j] = c0 * x[i, j] + c1 * (x[i - 1, j] + x[i + 1, j] + x[i, j - 1] + x[i, j + 1])
+
+
+@dk.offload
+def off_dot(a, b):
+    s = np.float32(0)
+    for i in prange(a.shape[0]):
+        s += a[i] * b[i]
+    return s
+
+
+@dk.offload
+def off_sum(a):
+    s = np.float32(0)
+    for i in prange(a.shape[0]):
+        s += a[i]
+    return s
+
+
+# --- timing ---------------------------------------------------------------------------------
+
+
+def _interleave(fns: dict[str, Callable[[], float]], samples: int) -> dict[str, list[float]]:
+    """Each fn once untimed, then `samples` timed runs of each, alternating their order."""
+    for fn in fns.values():
+        fn()
+    out: dict[str, list[float]] = {name: [] for name in fns}
+    order = list(fns)
+    for s in range(samples):
+        for name in order if s % 2 == 0 else order[::-1]:
+            out[name].append(fns[name]())
+    return out
+
+
+def _wall(fn: Callable[[], object]) -> Callable[[], float]:
+    def run() -> float:
+        started = time.perf_counter()
+        fn()
+        return time.perf_counter() - started
+
+    return run
+
+
+def _device(launch: Callable[[], dpctl.SyclEvent]) -> Callable[[], float]:
+    def run() -> float:
+        event = launch()
+        event.wait()
+        return (event.profiling_info_end - event.profiling_info_start) * 1e-9
+
+    return run
+
+
+def _rows(case: str, times: dict[str, list[float]], **params) -> list[Row]:
+    return [time_row(GROUP, case, impl, summarise(t), "ms", **params) for impl, t in times.items()]
+
+
+def _region_launch(function, launch_range, values: dict):
+    """The offloaded function's one kernel, launched directly with its parameters by name."""
+    (found,) = function.inspect_kernels()
+    args = [values[name] for name in found.kernel.param_names]
+    return lambda: found.kernel[launch_range](*args)
+
+
+# --- cases ----------------------------------------------------------------------------------
+
+
+def _loop_case(name: str, n: int, samples: int, q: dpctl.SyclQueue) -> list[Row]:
+    rng = np.random.default_rng(0)
+    if name == "stencil":
+        host = [rng.random((n, n), dtype=np.float32), np.zeros((n, n), np.float32)]
+        scalars = (np.float32(0.5), np.float32(0.125))
+    else:
+        host = [rng.random(n, dtype=np.float32) for _ in range(3)]
+        scalars = (np.float32(0.5),) if name == "triad" else ()
+    arrays = [dpnp.asarray(h, sycl_queue=q) for h in host]
+    offloaded = {"vecadd": off_vecadd, "triad": off_triad, "stencil": off_stencil}[name]
+    explicit = dk.kernel(getattr(kernels, name))
+    numba_host = {
+        "vecadd": kernels.host_vecadd,
+        "triad": kernels.host_triad,
+        "stencil": kernels.host_stencil,
+    }[name]
+    args = (*arrays, *scalars)
+    offloaded(*args)
+    names = inspect.signature(offloaded.py_func).parameters
+    values = dict(zip(names, args)) | {"_dk_lo0": 1, "_dk_lo1": 1}
+    inner = (n - 2, n - 2) if name == "stencil" else n
+    region = _region_launch(offloaded, inner, values)
+    direct = lambda: explicit[inner](*args)  # noqa: E731
+    device_times = _interleave({OFFLOAD: _device(region), EXPLICIT: _device(direct)}, samples)
+    copies = [h.copy() for h in host]
+    host_args = (*copies, *scalars)
+    wall = _interleave(
+        {
+            OFFLOAD: _wall(lambda: (offloaded(*args), q.wait())),
+            EXPLICIT: _wall(lambda: direct().wait()),
+            NUMBA: _wall(lambda: numba_host(*host_args)),
+        },
+        samples,
+    )
+    _check(name, arrays, copies, scalars)
+    label = {"n": n, "dtype": "float32"}
+    host_times = {OFFLOAD: wall[OFFLOAD], NUMBA: wall.pop(NUMBA)}
+    return (
+        _rows(f"{name} device", device_times, **label)
+        + _rows(f"{name} wall", wall, **label)
+        + _rows(f"{name} host", host_times, **label)
+    )
+
+
+def _check(name: str, arrays, copies, scalars) -> None:
+    """The device results against the host Numba ones (triad's a is rewritten each run)."""
+    if name == "stencil":
+        expected = np.zeros_like(copies[0])
+        kernels.ref_stencil(copies[0], expected, *scalars)
+        np.testing.assert_allclose(dpnp.asnumpy(arrays[1]), expected, rtol=1e-5)
+    elif name == "vecadd":
+        np.testing.assert_allclose(dpnp.asnumpy(arrays[2]), copies[0] + copies[1], rtol=1e-6)
+    else:
+        b, c = copies[1], copies[2]
+        np.testing.assert_allclose(dpnp.asnumpy(arrays[0]), b + scalars[0] * c, rtol=1e-6)
+
+
+def _reduction_cases(n: int, samples: int, q: dpctl.SyclQueue) -> list[Row]:
+    rng = np.random.default_rng(1)
+    host_a, host_b = rng.random(n, dtype=np.float32), rng.random(n, dtype=np.float32)
+    a, b = dpnp.asarray(host_a, sycl_queue=q), dpnp.asarray(host_b, sycl_queue=q)
+    dot = _interleave(
+        {OFFLOAD: _wall(lambda: off_dot(a, b)), DPNP: _wall(lambda: float(dpnp.dot(a, b)))},
+        samples,
+    )
+    total = _interleave(
+        {OFFLOAD: _wall(lambda: off_sum(a)), DPNP: _wall(lambda: float(dpnp.sum(a)))}, samples
+    )
+    expected = np.dot(host_a.astype(np.float64), host_b)
+    np.testing.assert_allclose(off_dot(a, b), expected, rtol=1e-4)
+    np.testing.assert_allclose(off_sum(a), host_a.sum(dtype=np.float64), rtol=1e-4)
+    label = {"n": n, "dtype": "float32"}
+    return _rows("dot", dot, **label) + _rows("sum", total, **label)
+
+
+_ONE_LOOP = """
+import numba
+import dpex_kernels as dk
+from dpex_kernels import get_global_id
+
+
+@dk.offload
+def offloaded_{k}(a, b, c):
+    for i in numba.prange(a.shape[0]):
+        c[i] = a[i] + b[i]
+
+
+def explicit_{k}(a, b, c):
+    i = get_global_id(0)
+    c[i] = a[i] + b[i]
+"""
+
+
+def _compile_case(repeat: int) -> list[Row]:
+    vector = dk.usm_array(dk.float32, 1, device=device.DEVICE)
+    argtypes = (vector, vector, vector)
+    counter = iter(range(1 << 30))
+    with tempfile.TemporaryDirectory(prefix="dpex-offload-") as folder:
+
+        def fresh() -> dict:
+            k = next(counter)
+            path = Path(folder) / f"one_loop_{k}.py"
+            path.write_text(_ONE_LOOP.format(k=k))
+            namespace: dict = {}
+            exec(compile(path.read_text(), str(path), "exec"), namespace)  # noqa: S102
+            return {
+                "offloaded": namespace[f"offloaded_{k}"],
+                "explicit": namespace[f"explicit_{k}"],
+            }
+
+        def offload_compile() -> None:
+            fresh()["offloaded"].compile(argtypes)
+
+        def explicit_compile() -> None:
+            dk.kernel(dk.void(*argtypes))(fresh()["explicit"])
+
+        times = _interleave(
+            {OFFLOAD: _wall(offload_compile), EXPLICIT: _wall(explicit_compile)}, repeat
+        )
+    return _rows("compile", times, loop="1-D vecadd")
+
+
+# --- the group ------------------------------------------------------------------------------
+
+
+def run_offload(cfg: Config) -> list[Row]:
+    """Every case of the group; a case that fails is reported as a skipped row."""
+    s = sizes(cfg)
+    q = dpctl.SyclQueue(device.DEVICE, property=["enable_profiling", "in_order"])
+    cases: list[tuple[str, Callable[[], list[Row]]]] = [
+        ("compile", lambda: _compile_case(s["compiles"])),
+        ("vecadd", lambda: _loop_case("vecadd", s["vector"], s["samples"], q)),
+        ("triad", lambda: _loop_case("triad", s["vector"], s["samples"], q)),
+        ("stencil", lambda: _loop_case("stencil", s["grid"], s["samples"], q)),
+        ("dot", lambda: _reduction_cases(s["vector"], s["samples"], q)),
+    ]
+    rows: list[Row] = []
+    for case, run in cases:
+        try:
+            rows += run()
+        except Exception as exc:  # one broken case must not hide the rest
+            reason = f"{type(exc).__name__}: {exc}".splitlines()[0][:160]
+            rows.append(skipped_row(GROUP, case, OFFLOAD, "ms", f"failed: {reason}"))
+        q.wait()
+    return rows
+
+
+def offload_comparisons(rows: list[Row]) -> list[Comparison]:
+    """Each case's ratio against its peer."""
+    mine = {(r.case, r.impl): r for r in rows if r.group == GROUP}
+    out = []
+    for case in dict.fromkeys(r.case for r in rows if r.group == GROUP):
+        if case not in TARGETS:
+            continue
+        subject, reference, target = TARGETS[case]
+        s, ref = mine.get((case, subject)), mine.get((case, reference))
+        if s is None or ref is None or s.skipped or ref.skipped:
+            note = next((r.note for r in (s, ref) if r is not None and r.skipped), "not measured")
+            status = "SKIPPED" if target else "info"
+            out.append(Comparison(GROUP, case, subject, reference, None, target, status, {}, note))
+            continue
+        lower = target.startswith("<")
+        ratio = s.value / ref.value if lower else ref.value / s.value
+        out.append(
+            Comparison(
+                GROUP, case, subject, reference, ratio, target, check(ratio, target), s.params
+            )
+        )
+    return out
+
+
+def offload_table(rows: list[Row], comparisons: list[Comparison]) -> list[str]:
+    """case | dk.offload median | peer median | ratio | target, one line per comparison."""
+    mine = {(r.case, r.impl): r for r in rows if r.group == GROUP}
+    if not mine:
+        return []
+    head = f"{'offload (ms, median ± IQR)':26}{'dk.offload':>16}{'peer':>32}{'ratio':>9}   target"
+    lines = [head, "-" * (len(head) + 12)]
+
+    def cell(row: Row | None) -> str:
+        if row is None or row.skipped:
+            return "SKIPPED" if row is not None else "-"
+        return f"{row.value:.2f} ±{100 * (row.spread or 0):.0f}%"
+
+    for c in (c for c in comparisons if c.group == GROUP):
+        s, r = mine.get((c.case, c.subject)), mine.get((c.case, c.reference))
+        ratio = "-" if c.ratio is None else f"{c.ratio:.3f}"
+        mark = {OK: "ok", MISSED: "MISSED"}.get(c.status, c.status)
+        target = f"{c.target} {mark}" if c.target else "info"
+        peer = f"{c.reference}: {cell(r)}"
+        lines.append(f"{c.case:26}{cell(s):>16}{peer:>32}{ratio:>9}   {target}")
+        if c.note:
+            lines.append(f"    {c.note}")
+    lines.append(
+        "  ratios: peer time / dk.offload time (higher is better), compile: dk.offload / dk "
+        "kernel (lower is better); 'device': the loop's kernel and the explicit one launched "
+        "directly, profiling events; 'wall' and 'host': the call and a queue wait"
+    )
+    return lines

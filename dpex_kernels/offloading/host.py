@@ -1,0 +1,131 @@
+"""What the rewritten host function calls besides kernels: USM allocation, trip counts.
+
+USM arrays made inside compiled code are dpnp arrays made by a call back into Python (with the
+GIL), unboxed like arguments and owned through a Numba MemInfo that holds the dpnp object: the
+launcher can pass them to kernels (their parent is the array object) and returning one gives
+Python that very dpnp array.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import dpnp
+import numba
+import numpy as np
+from llvmlite import ir
+from numba.core import cgutils, types
+from numba.core.extending import intrinsic
+from numba.core.typing.templates import signature
+
+from ..dispatcher import njit  # noqa: F401  (usm_array typing and unboxing in @njit code)
+from ..types.usm_array_type import USMArrayType, scalar_type
+
+_I32 = ir.IntType(32)
+_I64 = ir.IntType(64)
+_PTR = ir.IntType(8).as_pointer()
+
+#: The Python callables compiled code calls by address: kept alive with the process.
+_CALLBACKS: list = []
+
+
+def _make_array(kind: str, dtype: str, usm_type: str, device: str | None, shape, fill, source):
+    """The dpnp array an allocation in compiled code returns (on `source`'s queue if given)."""
+    placement = {"sycl_queue": source.sycl_queue} if source is not None else {"device": device}
+    if kind == "empty":
+        return dpnp.empty(shape, dtype=dtype, usm_type=usm_type, **placement)
+    return dpnp.full(shape, fill, dtype=dtype, usm_type=usm_type, **placement)
+
+
+def _ndim_of(shape) -> int | None:
+    if isinstance(shape, types.Integer):
+        return 1
+    if isinstance(shape, types.BaseTuple) and all(isinstance(t, types.Integer) for t in shape):
+        return len(shape)
+    return None
+
+
+@functools.cache
+def allocator(kind: str, dtype, usm_type: str, device: str, dtype_of=None):
+    """An intrinsic (shape, fill, source, witness) -> a new usm_array on `device`.
+
+    `dtype` is fixed, or None: then `dtype_of(witness type)` decides it when the host function
+    is typed (the element type of an array expression, a reduction's accumulator).
+    `source` is an array whose queue the allocation shares, or None (`device` decides).
+    """
+
+    @intrinsic
+    def allocate(typingctx, shape, fill, source, witness):
+        ndim = _ndim_of(shape)
+        if ndim is None:
+            return None
+        element = scalar_type(dtype) if dtype is not None else dtype_of(witness)
+        placed = source.device if isinstance(source, USMArrayType) else device
+        result = USMArrayType(element, ndim, "C", usm_type, placed)
+        callback = functools.partial(_make_array, kind, str(element), usm_type, placed)
+        _CALLBACKS.append(callback)
+
+        def codegen(context, builder, sig, args):
+            pyapi = context.get_python_api(builder)
+            gil = pyapi.gil_ensure()
+            shape_obj = pyapi.from_native_value(sig.args[0], args[0])
+            if isinstance(sig.args[1], types.NoneType):
+                fill_obj = pyapi.make_none()
+            else:
+                fill_obj = pyapi.from_native_value(sig.args[1], args[1])
+            if isinstance(sig.args[2], USMArrayType):
+                source_obj = context.make_array(sig.args[2])(context, builder, args[2]).parent
+            else:
+                source_obj = pyapi.borrow_none()
+            fn = context.add_dynamic_addr(builder, id(callback), info="offload allocation")
+            obj = pyapi.call_function_objargs(fn, [shape_obj, fill_obj, source_obj])
+            pyapi.decref(shape_obj)
+            pyapi.decref(fill_obj)
+            array = context.make_array(result)(context, builder)
+            failed = cgutils.alloca_once_value(builder, cgutils.true_bit)
+            with builder.if_then(cgutils.is_not_null(builder, obj)):
+                unbox = cgutils.get_or_insert_function(
+                    builder.module,
+                    ir.FunctionType(_I32, [_PTR, _I64.as_pointer(), _I32]),
+                    "dpex_unbox_usm_array",
+                )
+                out = builder.bitcast(array._getpointer(), _I64.as_pointer())
+                status = builder.call(unbox, [obj, out, ir.Constant(_I32, ndim)])
+                data = builder.bitcast(array.data, _PTR)
+                meminfo = pyapi.nrt_meminfo_new_from_pyobject(data, obj)
+                array.meminfo = builder.bitcast(meminfo, array.meminfo.type)
+                pyapi.decref(obj)  # the MemInfo holds the array object now
+                builder.store(builder.icmp_signed("!=", status, ir.Constant(_I32, 0)), failed)
+            pyapi.gil_release(gil)
+            with builder.if_then(builder.load(failed), likely=False):
+                context.call_conv.return_exc(builder)
+            return array._getvalue()
+
+        return signature(result, shape, fill, source, witness), codegen
+
+    return allocate
+
+
+@numba.njit(cache=False)
+def trip_count(start, stop, step):  # pragma: no cover (compiled)
+    """Iterations of range(start, stop, step), as Python counts them."""
+    if step > 0:
+        return max(0, (stop - start + step - 1) // step)
+    if step < 0:
+        return max(0, (start - stop - step - 1) // -step)
+    raise ValueError("prange() arg 3 must not be zero")
+
+
+def numpy_example(argtype):
+    """A NumPy stand-in of one operand type, to let NumPy decide an expression's dtype."""
+    if isinstance(argtype, types.Array):
+        return np.ones(1, dtype=str(argtype.dtype))
+    if isinstance(argtype, types.Boolean):
+        return True
+    if isinstance(argtype, types.Integer):
+        return 1
+    if isinstance(argtype, types.Float):
+        return 1.0
+    if isinstance(argtype, types.Complex):
+        return 1j
+    raise TypeError(f"an element-wise array expression takes arrays and scalars; got {argtype}")

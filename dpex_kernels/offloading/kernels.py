@@ -1,0 +1,198 @@
+"""The kernels an offloaded function launches: lazy dk kernels whose source is generated.
+
+Each region of the host function (a prange nest, an array expression, a reduction) becomes a
+`RegionKernel`: a lazy `JitKernel` compiled, when the host function is typed, for the argument
+types Numba inferred there. Its Python source is built per signature (an array expression's
+index count is its output's ndim; a reduction's local array has its accumulator's dtype), with
+the loop body's own statements and line numbers, so errors point at the user's source.
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import math
+import threading
+from collections.abc import Callable
+
+import numpy as np
+from numba.core import types
+
+import dpex_kernels
+
+from ..dispatcher.jit_kernel import JitKernel
+from ..errors import KernelCompileError
+
+#: Work-items per work-group of a reduction, and the most work-groups one launches.
+REDUCTION_WORK_GROUP = 256
+REDUCTION_MAX_GROUPS = 8192
+#: Iterations each work-item of a reduction handles at least, before more work-groups start.
+REDUCTION_PER_ITEM = 8
+
+#: The names generated code uses; user code cannot clash with the _dk_ prefix.
+API = "_dk_api"
+MATH = "_dk_math"
+
+
+def function_from(tree: ast.FunctionDef, filename: str, namespace: dict) -> Callable:
+    """The Python function of a generated `def`, compiled against `namespace`."""
+    module = ast.fix_missing_locations(ast.Module(body=[tree], type_ignores=[]))
+    code = compile(module, filename, "exec")
+    scope: dict = {}
+    exec(code, namespace, scope)  # noqa: S102 (our own generated code)
+    return scope[tree.name]
+
+
+def at_line(tree: ast.AST, line: int) -> ast.AST:
+    """`tree` (generated code) with every node placed at `line`."""
+    for node in ast.walk(tree):
+        if "lineno" in node._attributes:
+            node.lineno = node.end_lineno = line
+            node.col_offset = node.end_col_offset = 0
+    return tree
+
+
+def statements(source: str, line: int) -> list[ast.stmt]:
+    """Generated statements, placed at the region's line."""
+    return at_line(ast.parse(source), line).body
+
+
+def identity(op: str, dtype) -> object:
+    """The neutral element of a reduction operator for a Numba scalar type."""
+    np_dtype = np.dtype(str(dtype))
+    if op == "+":
+        return np_dtype.type(0)
+    if op == "*":
+        return np_dtype.type(1)
+    if np.issubdtype(np_dtype, np.floating):
+        return np_dtype.type(math.inf if op == "min" else -math.inf)
+    if np.issubdtype(np_dtype, np.integer):
+        info = np.iinfo(np_dtype)
+        return np_dtype.type(info.max if op == "min" else info.min)
+    raise KernelCompileError(
+        f"a {op} reduction needs a numeric accumulator (int or float); got {dtype}"
+    )
+
+
+def combine(op: str, left: str, right: str) -> str:
+    """Python source combining two partial results with a reduction operator."""
+    return f"{op}({left}, {right})" if op in ("min", "max") else f"({left} {op} {right})"
+
+
+def tree_reduction(op: str, local: str, dtype_name: str, value: str, out: str) -> str:
+    """A work-group's values reduced in local memory; work-item 0 stores the result to `out`."""
+    wg = REDUCTION_WORK_GROUP
+    return f"""
+_dk_lid = {API}.get_local_id(0)
+{local} = {API}.local.array({wg}, {dtype_name})
+{local}[_dk_lid] = {value}
+{API}.barrier({API}.LOCAL_MEM_FENCE)
+_dk_width = {wg // 2}
+while _dk_width > 0:
+    if _dk_lid < _dk_width:
+        {local}[_dk_lid] = {combine(op, f"{local}[_dk_lid]", f"{local}[_dk_lid + _dk_width]")}
+    {API}.barrier({API}.LOCAL_MEM_FENCE)
+    _dk_width //= 2
+if _dk_lid == 0:
+    {out} = {local}[0]
+"""
+
+
+class RegionKernel(JitKernel):
+    """A lazy kernel whose source `build(argtypes) -> (def, extra globals)` makes per signature."""
+
+    def __init__(self, name: str, params: list[str], build, namespace: dict, filename: str):
+        stub = ast.parse(f"def {name}({', '.join(params)}):\n    pass").body[0]
+        super().__init__(function_from(stub, filename, {}))
+        self._build = build
+        self._namespace = namespace
+        self._filename = filename
+        #: signature -> the KernelCompileError of its compile, for signatures that failed.
+        self.failures: dict = {}
+        self.describe = name  # replaced by the region with "the loop at line N" and the like
+
+    def compile(self, sig):
+        """Compile the source generated for this signature; a failure names the region."""
+        with self._lock:
+            if sig in self.definitions:
+                return self.definitions[sig]
+            error = self.failures.get(sig)
+            if error is None:
+                try:
+                    tree, extra = self._build(tuple(sig.args))
+                    tree.name = self.__name__
+                    namespace = {**self._namespace, **extra}
+                    self.py_func = function_from(tree, self._filename, namespace)
+                    return super().compile(sig)
+                except (KernelCompileError, TypeError) as exc:
+                    problem = f"{self.describe} cannot run on a SYCL device: {exc}"
+                    error = KernelCompileError(problem)
+                    error.__cause__ = exc
+                    self.failures[sig] = error
+            recorded = getattr(_RECORDING, "failures", None)
+            if recorded is not None:
+                recorded.append((self, error))
+            raise error
+
+
+_RECORDING = threading.local()
+
+
+@contextlib.contextmanager
+def recording_failures():
+    """The (kernel, KernelCompileError) of every region kernel failing to compile in the block."""
+    failures: list = []
+    previous = getattr(_RECORDING, "failures", None)
+    _RECORDING.failures = failures
+    try:
+        yield failures
+    finally:
+        _RECORDING.failures = previous
+
+
+def reduction_dtypes(argtypes, count: int) -> list:
+    """The accumulator types of a reduction kernel: its first `count` (buffer) parameters."""
+    return [t.dtype for t in argtypes[:count] if isinstance(t, types.Array)]
+
+
+_FINAL_KERNELS: dict = {}
+
+
+def final_kernel(op: str) -> RegionKernel:
+    """The second pass of every `op` reduction: one work-group reduces the partial results."""
+    found = _FINAL_KERNELS.get(op)
+    if found is not None:
+        return found
+    wg = REDUCTION_WORK_GROUP
+
+    def build(argtypes):
+        (dtype,) = reduction_dtypes(argtypes, 1)
+        source = f"""
+def _dk_final_{_OP_NAMES[op]}(_dk_buffer, _dk_groups):
+    _dk_acc = _DK_IDENT
+    _dk_k = {API}.get_local_id(0)
+    while _dk_k < _dk_groups:
+        _dk_acc = {combine(op, "_dk_acc", "_dk_buffer[_dk_k]")}
+        _dk_k += {wg}
+{_indent(tree_reduction(op, "_dk_local", "_DK_DTYPE", "_dk_acc", "_dk_buffer[_dk_groups]"))}
+"""
+        tree = at_line(ast.parse(source), 1).body[0]
+        return tree, {"_DK_IDENT": identity(op, dtype), "_DK_DTYPE": dtype}
+
+    kernel = RegionKernel(
+        f"_dk_final_{_OP_NAMES[op]}",
+        ["_dk_buffer", "_dk_groups"],
+        build,
+        {API: dpex_kernels},
+        "<dpex_kernels.offloading>",
+    )
+    kernel.describe = f"the final pass of a '{op}' reduction"
+    _FINAL_KERNELS[op] = kernel
+    return kernel
+
+
+_OP_NAMES = {"+": "sum", "*": "product", "min": "min", "max": "max"}
+
+
+def _indent(source: str, prefix: str = "    ") -> str:
+    return "\n".join(prefix + line if line.strip() else line for line in source.splitlines())

@@ -1,0 +1,595 @@
+"""@dk.offload (API.md §9): prange nests, array expressions, reductions and allocation inside a
+Numba-compiled function run on the device; every result is checked against NumPy."""
+
+from __future__ import annotations
+
+import math
+import shutil
+import warnings
+
+import dpctl
+import dpnp
+import numpy as np
+import pytest
+from conftest import CPU
+from hypothesis import given
+from hypothesis import strategies as st
+from numba import prange
+
+import dpex_kernels as dk
+from dpex_kernels.offloading.kernels import REDUCTION_MAX_GROUPS, REDUCTION_WORK_GROUP
+
+RNG = np.random.default_rng(7)
+
+
+def usm(values):
+    return dpnp.asarray(values, device=CPU)
+
+
+def host(array):
+    return dpnp.asnumpy(array)
+
+
+def sample(shape, dtype):
+    if np.issubdtype(np.dtype(dtype), np.integer):
+        return RNG.integers(-50, 50, size=shape).astype(dtype)
+    return RNG.random(shape).astype(dtype)
+
+
+# --- prange nests ----------------------------------------------------------------------------
+
+
+@dk.offload
+def vecadd(a, b, c):
+    for i in prange(a.shape[0]):
+        c[i] = a[i] + b[i]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "int64"])
+def test_1d_prange_equals_numpy(dtype):
+    a, b = sample(1000, dtype), sample(1000, dtype)
+    c = usm(np.zeros(1000, dtype))
+    vecadd(usm(a), c=c, b=usm(b))  # keywords bind as in Python
+    np.testing.assert_array_equal(host(c), a + b)
+
+
+@dk.offload
+def strided(a, out, start, stop, step):
+    for i in prange(start, stop, step):
+        out[i] = a[i] * 2
+
+
+@given(
+    start=st.integers(0, 99),
+    stop=st.integers(0, 99),
+    step=st.integers(-7, 7).filter(bool),
+)
+def test_prange_bounds_follow_python_range(start, stop, step):
+    a = sample(100, "float64")
+    out = usm(np.full(100, -1.0))
+    strided(usm(a), out, start, stop, step)
+    expected = np.full(100, -1.0)
+    index = np.arange(start, stop, step)
+    expected[index] = a[index] * 2
+    np.testing.assert_array_equal(host(out), expected)
+
+
+def test_prange_step_zero_is_a_value_error():
+    with pytest.raises(ValueError, match="must not be zero"):
+        strided(usm(np.ones(4)), usm(np.ones(4)), 0, 4, 0)
+
+
+def test_arguments_compiled_code_cannot_take_are_a_type_error():
+    with pytest.raises(TypeError, match="argument 'b' is a object"):
+        vecadd(usm(np.ones(4)), object(), usm(np.ones(4)))
+
+
+@dk.offload
+def nest2(a, out):
+    for i in prange(a.shape[0]):
+        for j in prange(a.shape[1]):
+            out[i, j] = a[i, j] * 2 + i - j
+
+
+def test_2d_nest_equals_numpy():
+    a = sample((33, 17), "float32")
+    out = usm(np.zeros_like(a))
+    nest2(usm(a), out)
+    i, j = np.indices(a.shape)
+    np.testing.assert_allclose(host(out), a * 2 + i - j, rtol=1e-6)
+    (kernel,) = nest2.inspect_kernels()
+    assert kernel.kind == "2-D prange nest"
+
+
+@dk.offload
+def nest3(a, out):
+    for i in prange(a.shape[0]):
+        for j in prange(a.shape[1]):
+            for k in prange(1, a.shape[2], 2):
+                out[i, j, k] = a[i, j, k] + i * 100 + j * 10 + k
+
+
+def test_3d_nest_equals_numpy():
+    a = sample((4, 5, 7), "float64")
+    out = usm(np.zeros_like(a))
+    nest3(usm(a), out)
+    expected = np.zeros_like(a)
+    i, j, k = np.indices(a.shape)
+    expected[:, :, 1::2] = (a + i * 100 + j * 10 + k)[:, :, 1::2]
+    np.testing.assert_allclose(host(out), expected)
+
+
+@dk.offload
+def row_sums(a, out):
+    for i in prange(a.shape[0]):
+        total = 0.0
+        for j in range(a.shape[1]):
+            total += a[i, j]
+        out[i] = total
+
+
+def test_inner_sequential_loop_runs_in_each_work_item():
+    a = sample((20, 30), "float64")
+    out = usm(np.zeros(20))
+    row_sums(usm(a), out)
+    np.testing.assert_allclose(host(out), a.sum(axis=1))
+
+
+@dk.offload
+def steps(a, b, count):
+    for _ in range(count):
+        for i in prange(1, a.shape[0] - 1):
+            b[i] = (a[i - 1] + a[i] + a[i + 1]) / 3.0
+        for i in prange(1, a.shape[0] - 1):
+            a[i] = b[i]
+    return a[1]
+
+
+def test_loops_inside_host_loops_run_in_program_order():
+    a0 = sample(64, "float64")
+    a, b = usm(a0.copy()), usm(a0.copy())
+    middle = steps(a, b, 5)
+    expected = a0.copy()
+    for _ in range(5):
+        smoothed = expected.copy()
+        smoothed[1:-1] = (expected[:-2] + expected[1:-1] + expected[2:]) / 3.0
+        expected = smoothed
+    np.testing.assert_allclose(host(a), expected)
+    assert middle == pytest.approx(expected[1])  # host code read what the kernels wrote
+
+
+@dk.offload
+def jacobi_1d(u, new, tol):
+    n = u.shape[0]
+    change = 1.0
+    sweeps = 0
+    while change > tol:
+        change = 0.0
+        for i in prange(1, n - 1):
+            new[i] = 0.5 * (u[i - 1] + u[i + 1])
+            change = max(change, abs(new[i] - u[i]))
+        for i in prange(1, n - 1):
+            u[i] = new[i]
+        sweeps += 1
+    return sweeps, change
+
+
+def test_reduction_steers_a_host_while_loop():
+    start = np.zeros(20)
+    start[0], start[-1] = 1.0, 2.0
+    sweeps, change = jacobi_1d(usm(start), usm(start), 1e-6)
+    u, count, worst = start.copy(), 0, 1.0
+    while worst > 1e-6:
+        new = u.copy()
+        new[1:-1] = 0.5 * (u[:-2] + u[2:])
+        worst = np.abs(new - u).max()
+        u, count = new, count + 1
+    assert (sweeps, change) == (count, pytest.approx(worst))
+
+
+# --- array expressions -----------------------------------------------------------------------
+
+
+@dk.offload
+def expressions(a, b, c, s):
+    d = a + b * c - s
+    e = np.sqrt(d * d) + abs(-a)
+    d += 1
+    c[:] = a * 2.0
+    return d, e
+
+
+def test_array_expressions_equal_numpy():
+    a, b, c = (sample(257, "float32") for _ in range(3))
+    c_usm = usm(c)
+    d, e = expressions(usm(a), usm(b), c_usm, 0.5)
+    assert isinstance(d, dpnp.ndarray) and d.sycl_device.filter_string == CPU
+    assert d.dtype == (a + b * c - 0.5).dtype == np.float32
+    np.testing.assert_allclose(host(d), a + b * c - 0.5 + 1, rtol=1e-5)
+    np.testing.assert_allclose(host(e), np.sqrt((a + b * c - 0.5) ** 2) + np.abs(a), rtol=1e-5)
+    np.testing.assert_allclose(host(c_usm), a * 2.0)
+    kinds = {k.kind for k in expressions.inspect_kernels()}
+    assert kinds == {"array expression"}
+
+
+@dk.offload
+def fills(c, s):
+    c[:] = 0.0
+    c += s
+    c /= math.sqrt(s)
+    c[...] = c * c
+
+
+def test_scalar_expressions_stored_into_whole_arrays_run_on_the_device():
+    c = usm(np.ones((3, 4), "f4"))
+    fills(c, 4.0)
+    np.testing.assert_allclose(host(c), np.full((3, 4), 4.0, "f4"))
+    kinds = [k.kind for k in fills.inspect_kernels()]
+    assert kinds == ["array expression"] * 4
+
+
+@dk.offload
+def mixed(a, b):
+    return a / b + 1
+
+
+@pytest.mark.parametrize(
+    ("da", "db"), [("int32", "int32"), ("int32", "float32"), ("float32", "float64")]
+)
+def test_array_expression_dtype_follows_numpy(da, db):
+    a = sample((6, 7), da)
+    b = sample((6, 7), db)
+    b[b == 0] = 3
+    result = mixed(usm(a), usm(b))
+    expected = a / b + 1
+    assert result.dtype == expected.dtype and result.shape == (6, 7)
+    np.testing.assert_allclose(host(result), expected, rtol=1e-6)
+
+
+def test_array_expression_of_different_shapes_is_a_value_error():
+    with pytest.raises(ValueError, match="differ in shape"):
+        mixed(usm(np.ones(4)), usm(np.ones(5)))
+
+
+# --- reductions ------------------------------------------------------------------------------
+
+
+@dk.offload
+def dot(a, b):
+    s = 0.0
+    for i in prange(a.shape[0]):
+        s += a[i] * b[i]
+    return s
+
+
+@dk.offload
+def all_kinds(a):
+    total = 0
+    product = 1
+    lo = a[0]
+    hi = a[0]
+    for i in prange(a.shape[0]):
+        total += a[i]
+        product *= a[i]
+        lo = min(lo, a[i])
+        hi = max(a[i], hi)
+    return total, product, lo, hi
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "int64"])
+def test_reductions_equal_numpy(dtype):
+    a = sample(3000, dtype)
+    if np.issubdtype(np.dtype(dtype), np.integer):
+        small = RNG.choice([-1, 1], size=40).astype(dtype)  # a product that cannot overflow
+    else:
+        small = (1 + RNG.random(40) / 100).astype(dtype)
+    total, _, lo, hi = all_kinds(usm(a))
+    np.testing.assert_allclose(total, a.astype("f8").sum(), rtol=1e-5)
+    assert lo == a.min() and hi == a.max()
+    product = all_kinds(usm(small))[1]
+    np.testing.assert_allclose(product, np.prod(small.astype("f8")), rtol=1e-5)
+
+
+@given(n=st.integers(1, REDUCTION_WORK_GROUP * REDUCTION_MAX_GROUPS * 2 + 37))
+def test_dot_of_any_length(n):
+    a = RNG.random(n)
+    b = RNG.random(n)
+    assert dot(usm(a), usm(b)) == pytest.approx(np.dot(a, b), rel=1e-9)
+
+
+def test_reduction_loop_indexes_its_arrays_by_element():
+    """Loop strength reduction off in SPIR-V emission: its byte offsets over several arrays
+    kept the OpenCL CPU runtime from vectorising a dot product's loop (4-6x slower)."""
+    if shutil.which("spirv-dis") is None:
+        pytest.skip("spirv-dis (spirv-tools) is not installed")
+    dot(usm(np.ones(8, "f4")), usm(np.ones(8, "f4")))
+    (reduce,) = [
+        k for k in dot.inspect_kernels() if "reduce" in k.name and "float32" in str(k.signature)
+    ]
+    chains = [
+        line
+        for line in reduce.spirv.splitlines()
+        if "CrossWorkgroup" in line and "AccessChain" in line
+    ]
+    assert chains and not [line for line in chains if "_uchar" in line], chains
+
+
+@dk.offload
+def reduce_2d(a, start):
+    s = start
+    for i in prange(a.shape[0]):
+        for j in prange(a.shape[1]):
+            s += a[i, j] * (i + 1)
+    return s
+
+
+def test_2d_reduction_and_initial_value():
+    a = sample((37, 45), "float64")
+    expected = 10.0 + (a * (np.arange(37) + 1)[:, None]).sum()
+    assert reduce_2d(usm(a), 10.0) == pytest.approx(expected)
+
+
+def test_reduction_over_an_empty_range_is_the_initial_value():
+    assert dot(usm(np.zeros(0)), usm(np.zeros(0))) == 0.0
+    assert reduce_2d(usm(np.zeros((0, 3))), 2.5) == 2.5
+
+
+def test_reduction_runs_on_the_device():
+    dot(usm(np.ones(8)), usm(np.ones(8)))
+    names = {k.name for k in dot.inspect_kernels()}
+    assert {"dot_reduce_line" + str(_line_of(dot, "prange")), "_dk_final_sum"} <= names
+
+
+@dk.offload
+def int_total(a):
+    s = 0
+    for i in prange(a.shape[0]):
+        s += a[i]
+    return s
+
+
+@dk.offload
+def grid_total(a):
+    s = 0
+    for i in prange(a.shape[0]):
+        j = 0
+        while j < a.shape[1]:
+            for _ in range(1):
+                s += a[i, j]
+            j += 1
+    return s
+
+
+def test_accumulator_updated_inside_inner_loops_takes_their_type():
+    a = sample((17, 9), "float64")
+    assert grid_total(usm(a)) == pytest.approx(a.sum())
+
+
+def test_reduction_accumulator_type_is_numba_unified_type():
+    # s starts as an int; the loop adds floats, so the sum is a float (as on the host).
+    assert int_total(usm(np.full(10, 0.25))) == pytest.approx(2.5)
+    assert int_total(usm(np.arange(10, dtype="i4"))) == 45
+
+
+# --- allocation inside -----------------------------------------------------------------------
+
+
+@dk.offload
+def allocate(a):
+    empty = dpnp.empty(a.shape, dtype=a.dtype)
+    zeros = dpnp.zeros((2, 3), dtype="f4")
+    ones = dpnp.ones(4)
+    full = dpnp.full(5, 7)
+    for i in prange(a.shape[0]):
+        empty[i] = a[i] * 3
+    return empty, zeros, ones, full
+
+
+def test_allocations_are_dpnp_arrays_on_the_arguments_device():
+    a = sample(10, "float32")
+    empty, zeros, ones, full = allocate(usm(a))
+    for array in (empty, zeros, ones, full):
+        assert isinstance(array, dpnp.ndarray)
+        assert array.sycl_queue == usm(a).sycl_queue or array.sycl_device.filter_string == CPU
+    np.testing.assert_allclose(host(empty), a * 3)
+    np.testing.assert_array_equal(host(zeros), np.zeros((2, 3), "f4"))
+    assert zeros.dtype == np.float32
+    np.testing.assert_array_equal(host(ones), np.ones(4))
+    assert ones.dtype == dpnp.ones(4, device=CPU).dtype
+    np.testing.assert_array_equal(host(full), np.full(5, 7))
+    assert full.dtype == dpnp.full(5, 7, device=CPU).dtype
+
+
+@dk.offload
+def made_here(n):
+    out = dpnp.empty(n, dtype="f8", device=CPU)
+    for i in prange(n):
+        out[i] = math.sqrt(i)
+    return out
+
+
+def test_allocation_with_device_and_no_array_arguments():
+    out = made_here(50)
+    assert out.sycl_device.filter_string == CPU and out.usm_type == "device"
+    np.testing.assert_allclose(host(out), np.sqrt(np.arange(50)))
+
+
+# --- errors ----------------------------------------------------------------------------------
+
+
+def python_only(x):
+    return x + 1
+
+
+@dk.offload
+def calls_host_function(a):
+    for i in prange(a.shape[0]):
+        a[i] = python_only(a[i])
+
+
+def _line_of(function, text: str) -> int:
+    import inspect
+
+    lines, first = inspect.getsourcelines(function.py_func)
+    return first + next(n for n, line in enumerate(lines) if text in line)
+
+
+def test_host_only_call_in_a_loop_is_a_compile_error_naming_the_line():
+    line = _line_of(calls_host_function, "prange")
+    with pytest.raises(dk.KernelCompileError, match=f"prange loop at line {line}") as info:
+        calls_host_function(usm(np.ones(4)))
+    assert f"test_offload.py:{line + 1}" in str(info.value)  # the statement itself
+    assert "python_only" in str(info.value)
+
+
+@dk.offload
+def allocates_numpy(a):
+    for i in prange(a.shape[0]):
+        scratch = np.empty(3)
+        scratch[0] = a[i]
+        a[i] = scratch[0]
+
+
+def test_numpy_allocation_in_a_loop_is_a_compile_error():
+    with pytest.raises(dk.KernelCompileError, match="cannot run on a SYCL device"):
+        allocates_numpy(usm(np.ones(4)))
+
+
+@dk.offload
+def subtracts(a):
+    s = 0.0
+    for i in prange(a.shape[0]):
+        s -= a[i]
+    return s
+
+
+@dk.offload
+def divides(a):
+    s = 1.0
+    for i in prange(a.shape[0]):
+        s = s / a[i]
+    return s
+
+
+@dk.offload
+def reads_accumulator(a):
+    s = 0.0
+    for i in prange(a.shape[0]):
+        s += a[i]
+        a[i] = s
+    return s
+
+
+@pytest.mark.parametrize(
+    "function", [subtracts, divides, reads_accumulator], ids=lambda f: f.__name__
+)
+def test_unsupported_reduction_is_a_compile_error(function):
+    with pytest.raises(dk.KernelCompileError, match="reduc") as info:
+        function(usm(np.ones(4)))
+    assert "'s'" in str(info.value)
+
+
+@dk.offload
+def any_positive(a):
+    found = False
+    for i in prange(a.shape[0]):
+        found = max(found, a[i] > 0)
+    return found
+
+
+def test_reduction_into_a_bool_is_a_compile_error_and_others_still_compile():
+    with pytest.raises(dk.KernelCompileError, match="numeric accumulator"):
+        any_positive(usm(np.ones(4)))
+    assert all_kinds(usm(np.arange(1.0, 5.0)))[3] == 4.0  # the shared max pass still builds
+
+
+@dk.offload
+def breaks(a):
+    for i in prange(a.shape[0]):
+        if a[i] > 0:
+            continue
+        a[i] = 0
+
+
+def test_continue_in_a_loop_body_is_a_compile_error():
+    with pytest.raises(dk.KernelCompileError, match="'continue'"):
+        breaks(usm(np.ones(4)))
+
+
+def test_numpy_arguments_are_a_type_error():
+    with pytest.raises(TypeError, match=r"argument 'a' is a numpy.ndarray.*dpnp.asarray"):
+        vecadd(np.ones(4), usm(np.ones(4)), usm(np.ones(4)))
+
+
+def test_arrays_on_two_queues_are_an_execution_queue_error():
+    device = dpctl.SyclDevice(CPU)
+    a = dpnp.ones(4, sycl_queue=dpctl.SyclQueue(device))
+    b = dpnp.ones(4, sycl_queue=dpctl.SyclQueue(device))
+    with pytest.raises(dk.ExecutionQueueError, match="'a'.*'b'"):
+        vecadd(a, b, b)
+
+
+def test_bad_options_are_refused():
+    with pytest.raises(ValueError, match="fallback"):
+        dk.offload(fallback="gpu")
+    with pytest.raises(TypeError, match="signature"):
+        dk.offload(42)
+    with pytest.raises(TypeError, match="Python function"):
+        dk.offload()(42)
+    with pytest.raises(TypeError, match=r"\*args"):
+        dk.offload(lambda *arrays: None)
+
+
+@dk.offload(fallback="host")
+def falls_back(a):
+    for i in prange(a.shape[0]):
+        scratch = np.ones(2)
+        a[i] = a[i] + scratch[1]
+    for i in prange(a.shape[0]):
+        a[i] = a[i] * 2
+
+
+def test_fallback_host_runs_that_loop_on_the_host_with_a_warning():
+    a = usm(np.arange(6.0))
+    with pytest.warns(dk.OffloadFallbackWarning, match="runs on the host"):
+        falls_back(a)
+    np.testing.assert_array_equal(host(a), (np.arange(6.0) + 1) * 2)
+    lines = [k.line for k in falls_back.inspect_kernels()]
+    assert lines == [_line_of(falls_back, "a[i] * 2") - 1]  # only the second loop offloaded
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        falls_back(a)  # compiled once: no second warning
+
+
+# --- signatures, caching, inspection ---------------------------------------------------------
+
+
+vector = dk.usm_array(dk.float64, 1, device=CPU)
+
+
+@dk.offload(dk.void(vector, vector, vector))
+def eager(a, b, c):
+    for i in prange(a.shape[0]):
+        c[i] = a[i] - b[i]
+
+
+def test_eager_signatures_compile_at_decoration_and_kernels_build_once():
+    assert len(eager.signatures) == 1
+    before = eager.inspect_kernels()
+    assert len(before) == 1 and before[0].name.startswith("eager_loop_line")
+    a = usm(np.arange(5.0))
+    c = usm(np.zeros(5))
+    for _ in range(3):
+        eager(a, a, c)
+    assert len(eager.inspect_kernels()) == 1 and len(eager.signatures) == 1
+    np.testing.assert_array_equal(host(c), np.zeros(5))
+
+
+def test_inspect_kernels_gives_spirv_and_attributes():
+    vecadd(usm(np.ones(3)), usm(np.ones(3)), usm(np.ones(3)))
+    kernels = vecadd.inspect_kernels()
+    assert kernels and all(k.line == _line_of(vecadd, "prange") for k in kernels)
+    for k in kernels:
+        assert "OpEntryPoint" in k.spirv or "SPIR-V binary" in k.spirv
+        assert k.attrs.max_work_group_size > 0
+        assert k.kind == "prange loop"
