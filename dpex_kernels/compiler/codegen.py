@@ -15,6 +15,7 @@ from numba.core.codegen import Codegen, CodeLibrary
 
 from ..errors import KernelCompileError
 from . import patches
+from .runtime_workarounds import negations_as_fma
 from .spirv_repair import AmbiguousLabels, repair_label_ids
 
 TRIPLE = "spirv64-unknown-unknown"
@@ -311,7 +312,7 @@ def emit_spirv(module: ll.ModuleRef, kernel_name: str, opt_level: int) -> bytes:
     _reject_host_calls(module, kernel_name)
     _reject_unsupported_integers(module, kernel_name)
     text = str(module)
-    rewritten = _constant_addresses_as_instructions(text)
+    rewritten = negations_as_fma(_constant_addresses_as_instructions(text))
     validating = _validating()
     for attempt in range(_EMIT_ATTEMPTS):
         # The first emission is from the module itself when nothing was rewritten; any other
