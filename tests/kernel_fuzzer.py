@@ -1260,17 +1260,33 @@ def reduce(case: dict, timeout: float = 90.0, log=None) -> dict:
         while changed:
             changed = False
             for at in range(len(klines) - 1, -1, -1):
-                trial_k, trial_m = klines[:at] + klines[at + 1 :], mlines[:at] + mlines[at + 1 :]
-                trial = dict(
-                    case, kernel="\n".join(trial_k) + "\n", model="\n".join(trial_m) + "\n"
-                )
-                if at < len(klines) and klines[at].strip() and same_failure(trial):
-                    klines, mlines, changed = trial_k, trial_m, True
-                    if log:
-                        log(f"{len(klines)} lines")
+                if at >= len(klines) or not klines[at].strip():
+                    continue
+                # A whole statement first (a compound one with its body), then the line alone.
+                for end in sorted({_statement_end(klines, at), at + 1}, reverse=True):
+                    trial_k, trial_m = klines[:at] + klines[end:], mlines[:at] + mlines[end:]
+                    trial = dict(
+                        case, kernel="\n".join(trial_k) + "\n", model="\n".join(trial_m) + "\n"
+                    )
+                    if same_failure(trial):
+                        klines, mlines, changed = trial_k, trial_m, True
+                        if log:
+                            log(f"{len(klines)} lines")
+                        break
     finally:
         runner.close()
     return dict(case, kernel="\n".join(klines) + "\n", model="\n".join(mlines) + "\n")
+
+
+def _statement_end(lines: list[str], at: int) -> int:
+    """The index after the statement starting at `lines[at]`, its indented body included."""
+    indent = len(lines[at]) - len(lines[at].lstrip())
+    end = at + 1
+    while end < len(lines) and (
+        not lines[end].strip() or len(lines[end]) - len(lines[end].lstrip()) > indent
+    ):
+        end += 1
+    return end
 
 
 def _save(out: Path, case: dict, result: dict) -> None:
