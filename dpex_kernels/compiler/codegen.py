@@ -16,7 +16,7 @@ from numba.core.codegen import Codegen, CodeLibrary
 from ..errors import KernelCompileError
 from . import patches
 from .runtime_workarounds import negations_as_fma
-from .spirv_repair import AmbiguousLabels, repair_label_ids
+from .spirv_repair import AmbiguousLabels, emit_in_fresh_processes, repair_label_ids
 
 TRIPLE = "spirv64-unknown-unknown"
 DATA_LAYOUT = (
@@ -326,6 +326,9 @@ def emit_spirv(module: ll.ModuleRef, kernel_name: str, opt_level: int) -> bytes:
             continue  # labels collided with each other: only a new emission helps
         if not validating or _valid(spirv):
             return spirv
+    spirv = emit_in_fresh_processes(rewritten, TRIPLE, min(opt_level, 3))
+    if spirv is not None and (not validating or _valid(spirv)):
+        return spirv
     raise KernelCompileError(
         f"kernel '{kernel_name}': LLVM's SPIR-V back end produced invalid SPIR-V "
         f"{_EMIT_ATTEMPTS} times in a row"
