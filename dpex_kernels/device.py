@@ -5,9 +5,16 @@ Numba-free: the AOT runtime builds its kernels here too.
 
 from __future__ import annotations
 
+import ctypes
+import functools
 import hashlib
+import os
 import threading
+import weakref
+from collections import OrderedDict
 from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import NamedTuple
 
 import dpctl
 import dpctl.program as dpctl_program
@@ -36,8 +43,100 @@ class KernelAttributes:
         return cls(**values)
 
 
-_lock = threading.Lock()
+_lock = threading.RLock()  # re-entrant: a collection inside the lock may run _forget
 _kernels: dict[tuple, dpctl_program.SyclKernel] = {}
+_owners: dict[tuple, int] = {}  # build key -> how many live owners asked for it
+#: Builds no owner holds any more, oldest first: the newest few stay, so a kernel redefined
+#: in a loop (a function that defines it on each call) reuses its build.
+_unowned: OrderedDict[tuple, None] = OrderedDict()
+KEEP_UNOWNED = 8
+
+
+def _forget(key: tuple) -> None:
+    """One owner of a build is gone; after the last one the build is kept for a while only."""
+    with _lock:
+        _owners[key] -= 1
+        if _owners[key] > 0:
+            return
+        del _owners[key]
+        _unowned[key] = None
+        while len(_unowned) > KEEP_UNOWNED:
+            _kernels.pop(_unowned.popitem(last=False)[0], None)
+
+
+class _NativeAPI(NamedTuple):
+    get_native: ctypes._CFuncPtr  # sycl::kernel::getNative() const: a retained cl_kernel
+    kernel_info: ctypes._CFuncPtr
+    program_info: ctypes._CFuncPtr
+    release_kernel: ctypes._CFuncPtr
+    release_program: ctypes._CFuncPtr
+
+
+_CL_PROGRAM_REFERENCE_COUNT = 0x1160
+_CL_KERNEL_REFERENCE_COUNT = 0x1192
+_CL_KERNEL_PROGRAM = 0x1194
+# dpctl 0.22 keeps, of one create_program_from_spirv + get_sycl_kernel, one cl_kernel and two
+# cl_program references nobody releases; with SYCL's own and getNative's, the counts are these.
+_LEAKED_STATE = (3, 3)
+
+
+@functools.cache
+def _native_api() -> _NativeAPI | None:
+    """The SYCL and OpenCL entry points that count and drop dpctl's leaked references."""
+    try:
+        sycl = ctypes.CDLL(str(Path(dpctl.__file__).parent / "libDPCTLSyclInterface.so"))
+        opencl = ctypes.CDLL("libOpenCL.so.1", mode=os.RTLD_NOLOAD | os.RTLD_NOW)
+        api = _NativeAPI(
+            sycl._ZNK4sycl3_V16kernel9getNativeEv,
+            opencl.clGetKernelInfo,
+            opencl.clGetProgramInfo,
+            opencl.clReleaseKernel,
+            opencl.clReleaseProgram,
+        )
+    except (OSError, AttributeError):
+        return None
+    api.get_native.restype = ctypes.c_void_p
+    api.get_native.argtypes = [ctypes.c_void_p]
+    for info in (api.kernel_info, api.program_info):
+        info.restype = ctypes.c_int32
+        info.argtypes = [ctypes.c_void_p, ctypes.c_uint32, ctypes.c_size_t]
+        info.argtypes += [ctypes.c_void_p, ctypes.c_void_p]
+    for release in (api.release_kernel, api.release_program):
+        release.restype = ctypes.c_int32
+        release.argtypes = [ctypes.c_void_p]
+    return api
+
+
+def _query(info, handle: int, name: int, value) -> None:
+    if info(handle, name, ctypes.sizeof(value), ctypes.byref(value), None) != 0:
+        raise OSError(f"OpenCL query {name:#x} failed")
+
+
+def _release_leaked_references(kernel: dpctl_program.SyclKernel) -> None:
+    """Release what dpctl's OpenCL build keeps of a program nobody holds any more.
+
+    dpctl 0.22's create_program_from_spirv never releases the cl_program it creates (SYCL
+    retains its own), and get_sycl_kernel neither the cl_kernel it creates nor the program
+    reference that its get_native takes: every build stayed resident, 1.9 MB on the CPU
+    runtime, after its program and kernel were dropped (tests/test_memory.py). The reference
+    counts say whether they are there; a dpctl that releases them is left alone.
+    """
+    api = _native_api()
+    if api is None:
+        return
+    handle = api.get_native(kernel.addressof_ref())
+    try:
+        kernel_refs, program = ctypes.c_uint32(), ctypes.c_void_p()
+        program_refs = ctypes.c_uint32()
+        _query(api.kernel_info, handle, _CL_KERNEL_REFERENCE_COUNT, kernel_refs)
+        _query(api.kernel_info, handle, _CL_KERNEL_PROGRAM, program)
+        _query(api.program_info, program.value, _CL_PROGRAM_REFERENCE_COUNT, program_refs)
+        if (kernel_refs.value, program_refs.value) == _LEAKED_STATE:
+            api.release_kernel(handle)
+            api.release_program(program.value)
+            api.release_program(program.value)
+    finally:
+        api.release_kernel(handle)  # getNative's own reference
 
 
 def _missing_aspects(device: dpctl.SyclDevice, aspects: tuple[str, ...]) -> list[str]:
@@ -45,36 +144,49 @@ def _missing_aspects(device: dpctl.SyclDevice, aspects: tuple[str, ...]) -> list
 
 
 def build_kernel(
-    spirv: bytes, symbol: str, queue: dpctl.SyclQueue, aspects: tuple[str, ...] = ()
+    spirv: bytes,
+    symbol: str,
+    queue: dpctl.SyclQueue,
+    aspects: tuple[str, ...] = (),
+    owner: object = None,
 ) -> dpctl_program.SyclKernel:
     """The SyclKernel `symbol` of `spirv` for `queue`'s context and device, built at most once.
 
     `aspects` names device features the code needs ("fp64", "fp16"); a device lacking one
-    gets an error naming it rather than the runtime's empty build failure.
+    gets an error naming it rather than the runtime's empty build failure. Builds are kept
+    while an `owner` that asked for them lives (a deleted kernel frees its device build),
+    and for the whole process when asked without one.
     """
     key = (hashlib.sha256(spirv).digest(), symbol, queue.sycl_context, queue.sycl_device)
-    kernel = _kernels.get(key)
-    if kernel is not None:
-        return kernel
     with _lock:
         kernel = _kernels.get(key)
-        if kernel is not None:
-            return kernel
-        device = queue.sycl_device
-        missing = _missing_aspects(device, aspects)
-        if missing:
-            raise KernelCompileError(
-                f"kernel '{symbol}' needs device aspect(s) {', '.join(missing)}, which "
-                f"{device_label(device)} ({device.name}) does not have; use float32 data or "
-                f"another device"
-            )
-        try:
-            program = dpctl_program.create_program_from_spirv(queue, spirv)
-            kernel = program.get_sycl_kernel(symbol)
-        except Exception as exc:
-            raise KernelCompileError(
-                f"the SYCL runtime could not build kernel '{symbol}' for "
-                f"{device_label(device)} ({device.name}): {exc or type(exc).__name__}"
-            ) from exc
-        _kernels[key] = kernel
+        if kernel is None:
+            kernel = _build(key, spirv, symbol, queue, aspects)
+        if owner is not None:
+            _unowned.pop(key, None)
+            _owners[key] = _owners.get(key, 0) + 1
+            weakref.finalize(owner, _forget, key)
         return kernel
+
+
+def _build(key: tuple, spirv: bytes, symbol: str, queue, aspects) -> dpctl_program.SyclKernel:
+    device = queue.sycl_device
+    missing = _missing_aspects(device, aspects)
+    if missing:
+        raise KernelCompileError(
+            f"kernel '{symbol}' needs device aspect(s) {', '.join(missing)}, which "
+            f"{device_label(device)} ({device.name}) does not have; use float32 data or "
+            f"another device"
+        )
+    try:
+        program = dpctl_program.create_program_from_spirv(queue, spirv)
+        kernel = program.get_sycl_kernel(symbol)
+    except Exception as exc:
+        raise KernelCompileError(
+            f"the SYCL runtime could not build kernel '{symbol}' for "
+            f"{device_label(device)} ({device.name}): {exc or type(exc).__name__}"
+        ) from exc
+    if device.backend == dpctl.backend_type.opencl:
+        _release_leaked_references(kernel)
+    _kernels[key] = kernel
+    return kernel

@@ -263,6 +263,9 @@ class Generator:
             if bound > 1e30:
                 op, bound = "+", a.b + b.b
             return E(f"({a.k} {op} {b.k})", f"({a.m} {op} {b.m})", a.u and b.u, bound)
+        if kind < 0.38:
+            a = self.float_expr(s, depth - 1, uni)
+            return E(f"(-{a.k})", f"(-{a.m})", a.u, a.b)
         if kind < 0.42:
             a = self.float_expr(s, depth - 1, uni)
             c = r.choice([2.0, 0.5, 3.0, -4.0])
@@ -288,14 +291,7 @@ class Generator:
             if name == "sqrt":
                 return E(f"math.sqrt(math.fabs({a.k}))", f"math.sqrt(math.fabs({a.m}))", a.u, bound)
             if name == "exp":
-                # 0.0 - x, not -x: a negation live across a barrier is an open finding
-                # (tests/fuzz_findings/fneg_across_barrier.py) that would drown all others.
-                return E(
-                    f"math.exp(0.0 - math.fabs({a.k}))",
-                    f"math.exp(0.0 - math.fabs({a.m}))",
-                    a.u,
-                    bound,
-                )
+                return E(f"math.exp(-math.fabs({a.k}))", f"math.exp(-math.fabs({a.m}))", a.u, bound)
             if name == "log":
                 return E(
                     f"math.log(math.fabs({a.k}) + 1.0)",
@@ -1156,12 +1152,7 @@ class Runner:
 
 #: Findings that are known and open, by signature prefix: counted, reported, not failures.
 #: Remove an entry when its fix lands (the bounded test then says it no longer shows).
-KNOWN = {
-    "rejected: kernel 'dpex_kernel_kern' needs integers of [N] bits": (
-        "LLVM's loop passes narrow a loop counter to i2, which the SPIR-V check refuses "
-        "(a valid kernel rejected): tests/fuzz_findings/narrow_induction_variable.py"
-    ),
-}
+KNOWN: dict[str, str] = {}
 
 
 @dataclass
@@ -1269,17 +1260,33 @@ def reduce(case: dict, timeout: float = 90.0, log=None) -> dict:
         while changed:
             changed = False
             for at in range(len(klines) - 1, -1, -1):
-                trial_k, trial_m = klines[:at] + klines[at + 1 :], mlines[:at] + mlines[at + 1 :]
-                trial = dict(
-                    case, kernel="\n".join(trial_k) + "\n", model="\n".join(trial_m) + "\n"
-                )
-                if at < len(klines) and klines[at].strip() and same_failure(trial):
-                    klines, mlines, changed = trial_k, trial_m, True
-                    if log:
-                        log(f"{len(klines)} lines")
+                if at >= len(klines) or not klines[at].strip():
+                    continue
+                # A whole statement first (a compound one with its body), then the line alone.
+                for end in sorted({_statement_end(klines, at), at + 1}, reverse=True):
+                    trial_k, trial_m = klines[:at] + klines[end:], mlines[:at] + mlines[end:]
+                    trial = dict(
+                        case, kernel="\n".join(trial_k) + "\n", model="\n".join(trial_m) + "\n"
+                    )
+                    if same_failure(trial):
+                        klines, mlines, changed = trial_k, trial_m, True
+                        if log:
+                            log(f"{len(klines)} lines")
+                        break
     finally:
         runner.close()
     return dict(case, kernel="\n".join(klines) + "\n", model="\n".join(mlines) + "\n")
+
+
+def _statement_end(lines: list[str], at: int) -> int:
+    """The index after the statement starting at `lines[at]`, its indented body included."""
+    indent = len(lines[at]) - len(lines[at].lstrip())
+    end = at + 1
+    while end < len(lines) and (
+        not lines[end].strip() or len(lines[end]) - len(lines[end].lstrip()) > indent
+    ):
+        end += 1
+    return end
 
 
 def _save(out: Path, case: dict, result: dict) -> None:

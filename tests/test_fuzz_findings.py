@@ -9,10 +9,7 @@ import pytest
 FINDINGS = Path(__file__).parent / "fuzz_findings"
 
 #: Reproducer -> why it is still open. A fixed one makes its xfail fail: remove it here.
-OPEN = {
-    "fneg_across_barrier.py": "Intel OpenCL CPU runtime: a negation across a barrier",
-    "narrow_induction_variable.py": "LLVM's LFTR narrows a loop counter to i2",
-}
+OPEN: dict[str, str] = {}
 
 
 def _cases():

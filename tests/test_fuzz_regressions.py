@@ -43,6 +43,26 @@ def test_an_atomic_on_a_local_array_at_a_constant_index(op, dtype):
     np.testing.assert_array_equal(dpnp.asnumpy(out), np.repeat(expected, 2).astype(dtype))
 
 
+def test_a_lazy_device_function_called_with_different_literals():
+    """Each literal call compiled a specialisation with its value folded in, and a later call
+    with another literal (or a variable) reused the first one: df(100) returned df(1)."""
+
+    @dk.func
+    def double(a, b):
+        return a + a + b
+
+    @dk.kernel
+    def calls(out, n):
+        out[0] = double(1, 0)
+        out[1] = double(100, 0)
+        out[2] = double(n, 1)
+        out[3] = double(-7, 1)
+
+    out = dpnp.zeros(4, dtype=np.int64)
+    calls[1](out, 21).wait()
+    np.testing.assert_array_equal(dpnp.asnumpy(out), [2, 200, 43, -13])
+
+
 CASES = sorted((Path(__file__).parent / "fuzz_cases").glob("*.json"))
 
 

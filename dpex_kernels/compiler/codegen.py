@@ -15,7 +15,8 @@ from numba.core.codegen import Codegen, CodeLibrary
 
 from ..errors import KernelCompileError
 from . import patches
-from .spirv_repair import AmbiguousLabels, repair_label_ids
+from .runtime_workarounds import negations_as_fma
+from .spirv_repair import AmbiguousLabels, emit_in_fresh_processes, repair_label_ids
 
 TRIPLE = "spirv64-unknown-unknown"
 DATA_LAYOUT = (
@@ -311,7 +312,7 @@ def emit_spirv(module: ll.ModuleRef, kernel_name: str, opt_level: int) -> bytes:
     _reject_host_calls(module, kernel_name)
     _reject_unsupported_integers(module, kernel_name)
     text = str(module)
-    rewritten = _constant_addresses_as_instructions(text)
+    rewritten = negations_as_fma(_constant_addresses_as_instructions(text))
     validating = _validating()
     for attempt in range(_EMIT_ATTEMPTS):
         # The first emission is from the module itself when nothing was rewritten; any other
@@ -325,6 +326,9 @@ def emit_spirv(module: ll.ModuleRef, kernel_name: str, opt_level: int) -> bytes:
             continue  # labels collided with each other: only a new emission helps
         if not validating or _valid(spirv):
             return spirv
+    spirv = emit_in_fresh_processes(rewritten, TRIPLE, min(opt_level, 3))
+    if spirv is not None and (not validating or _valid(spirv)):
+        return spirv
     raise KernelCompileError(
         f"kernel '{kernel_name}': LLVM's SPIR-V back end produced invalid SPIR-V "
         f"{_EMIT_ATTEMPTS} times in a row"

@@ -228,7 +228,12 @@ def _unpickle_device_function(py_func: bytes, signatures, options: dict) -> Devi
 
 
 def _lossless(context, actual, formal) -> bool:
-    """Whether a value of type `actual` converts to `formal` without loss."""
+    """Whether a value of type `actual` converts to `formal` without loss.
+
+    A signature compiled for a literal (`f(1)`) has that value folded in: it takes only it.
+    """
+    if isinstance(formal, types.Literal):
+        return actual == formal
     if isinstance(actual, types.IntegerLiteral) and isinstance(formal, types.Integer):
         return formal.minval <= actual.literal_value <= formal.maxval
     conversion = context.can_convert(actual, formal)

@@ -65,16 +65,21 @@ def llvm_options():
     """LLVM's options for optimising device code, restored to LLVM's defaults afterwards.
 
     Exit-value replacement turns loop sums into closed forms over i65 and wider integers,
-    which the SPIR-V back end aborts the process on. LLVM options are process-wide, so the
-    option is set only under Numba's global compiler lock, which Numba's CPU compiler holds
-    while it optimises: no CPU function is ever optimised with it.
+    which the SPIR-V back end aborts the process on. Linear function test replacement narrows
+    a loop counter to the width of its trip count (i2 for a loop of `n % 4` trips), which
+    SPIR-V lacks, so a valid kernel was refused (tests/fuzz_findings/
+    narrow_induction_variable.py). LLVM options are process-wide, so they are set only under
+    Numba's global compiler lock, which Numba's CPU compiler holds while it optimises: no CPU
+    function is ever optimised with them.
     """
     with global_compiler_lock:
         ll.set_option("dpex_kernels", "-replexitval=never")
+        ll.set_option("dpex_kernels", "-disable-lftr")
         try:
             yield
         finally:
             ll.set_option("dpex_kernels", "-replexitval=cheap")
+            ll.set_option("dpex_kernels", "-disable-lftr=false")
 
 
 @contextlib.contextmanager

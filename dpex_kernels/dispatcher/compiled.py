@@ -88,7 +88,8 @@ class CompiledKernel:
         llvm_ir, spirv = self.artifacts.variant(ndim)
         if not built and self._on_new_variant is not None:
             self._on_new_variant(self.artifacts)
-        return build_kernel(spirv, self.artifacts.symbol, queue, _needed_aspects(llvm_ir))
+        aspects = _needed_aspects(llvm_ir)
+        return build_kernel(spirv, self.artifacts.symbol, queue, aspects, owner=self)
 
     def __repr__(self) -> str:
         return f"<CompiledKernel {self.artifacts.name} {self.signature} on {self.device}>"

@@ -1,10 +1,11 @@
-"""Open finding (kernel fuzzer): a float negation live across a barrier gives every work-item
-of the group the value of the group's last work-item.
+"""Fuzzer finding (fixed): a float negation live across a barrier gave every work-item of the
+group one work-item's value.
 
 The LLVM IR and the SPIR-V are right (OpFNegate, or an integer xor of the sign bit, or
-OpFSub -0.0: all fail the same way; `0.0 - x` works): Intel's OpenCL CPU runtime appears to treat
-the negation as uniform across the work-group when it saves values over the barrier.
-Exit status 0 when the results are right, 1 when the finding is still open.
+OpFSub -0.0: all failed the same way); Intel's OpenCL CPU runtime treats the negation as
+uniform across the work-group when it saves values over the barrier. The compiler now emits
+each negation of such a kernel as fma(x, -1.0, -0.0) (compiler/runtime_workarounds.py).
+Exit status 0 when the results are right, 1 when they are wrong.
 """
 
 import sys

