@@ -25,6 +25,9 @@ DATA_LAYOUT = (
 
 _llvm_lock = threading.Lock()
 _initialised = False
+# Native float atomics (atomicrmw fadd/fsub/fmin/fmax), which codegen writes only for devices
+# that have them; without these the back end aborts the process on such an instruction.
+_SPIRV_EXTENSIONS = "+SPV_EXT_shader_atomic_float_add,+SPV_EXT_shader_atomic_float_min_max"
 
 
 def _ensure_llvm() -> None:
@@ -33,6 +36,7 @@ def _ensure_llvm() -> None:
         if not _initialised:
             ll.initialize_all_targets()
             ll.initialize_all_asmprinters()
+            ll.set_option("dpex_kernels", f"-spirv-ext={_SPIRV_EXTENSIONS}")
             _initialised = True
 
 
@@ -281,6 +285,42 @@ def _constant_addresses_as_instructions(text: str) -> str:
     return "\n".join(lines) + "\n" if count else text
 
 
+_FNEG = re.compile(r"^\s+(\S+) = fneg (?:[a-z]+ )*(?:float|double) (\S+)$")
+_FLOAT_ATOMIC_ADD = re.compile(
+    r"^(?P<head>.* = atomicrmw (?:volatile )?)(?P<op>fadd|fsub) (?P<ptr>ptr(?: addrspace\(\d+\))? "
+    r"\S+), (?P<type>float|double) (?P<value>\S+) (?P<tail>.*)$"
+)
+
+
+def _float_atomic_negations(text: str) -> str:
+    """Give every native float atomic add a value that is no negation: `atomicrmw fsub p, v`
+    and `atomicrmw fadd p, (fneg v)` become `atomicrmw fadd p, (0.0 - v)`.
+
+    The Intel OpenCL CPU runtime adds wrong values when an OpAtomicFAddEXT takes an OpFNegate
+    computed before a barrier (the back end lowers fsub so, and shares one negation between
+    atomics); `0.0 - v` differs from `-v` only in the sign of a zero sum.
+    Returns `text` itself when there is nothing to rewrite.
+    """
+    if "atomicrmw fadd" not in text and "atomicrmw fsub" not in text:
+        return text
+    negated = {}
+    lines, count = [], 0
+    for line in text.splitlines():
+        found = _FNEG.match(line)
+        if found is not None:
+            negated[found.group(1)] = found.group(2)
+        atomic = _FLOAT_ATOMIC_ADD.match(line)
+        if atomic is not None and (atomic["op"] == "fsub" or atomic["value"] in negated):
+            operand = atomic["value"] if atomic["op"] == "fsub" else negated[atomic["value"]]
+            count += 1
+            name = f'%"dpex.negated.{count}"'
+            indent = line[: len(line) - len(line.lstrip())]
+            lines.append(f"{indent}{name} = fsub {atomic['type']} 0.0, {operand}")
+            line = f"{atomic['head']}fadd {atomic['ptr']}, {atomic['type']} {name} {atomic['tail']}"
+        lines.append(line)
+    return "\n".join(lines) + "\n" if count else text
+
+
 _SPIRV_VAL = shutil.which("spirv-val")
 _EMIT_ATTEMPTS = 8
 
@@ -311,7 +351,7 @@ def emit_spirv(module: ll.ModuleRef, kernel_name: str, opt_level: int) -> bytes:
     _reject_host_calls(module, kernel_name)
     _reject_unsupported_integers(module, kernel_name)
     text = str(module)
-    rewritten = _constant_addresses_as_instructions(text)
+    rewritten = _float_atomic_negations(_constant_addresses_as_instructions(text))
     validating = _validating()
     for attempt in range(_EMIT_ATTEMPTS):
         # The first emission is from the module itself when nothing was rewritten; any other

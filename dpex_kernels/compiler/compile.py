@@ -18,6 +18,7 @@ from ..types.usm_array_type import USMArrayType
 from . import codegen
 from .diagnostics import compile_failure, current_loc, is_user_error, user_error
 from .functions import compile_device_code
+from .kernel_api.atomics import float_atomic_definitions, float_atomic_paths
 from .kernel_api.barriers import FENCE_FLAGS, fence_flags_error
 from .kernel_api.index_space import dimensions_used, index_definitions
 from .lowering import build_kernel_entry, kernel_symbol
@@ -28,7 +29,9 @@ class KernelArtifacts:
     """Everything one compile produced; the device build and the launch read only this.
 
     Numba runs once; LLVM optimisation and SPIR-V emission run once per launch dimension
-    count (1-3), on demand, because index calls need the count as a constant.
+    count (1-3), on demand, because index calls need the count as a constant. Float atomics
+    are native for the capabilities in `native_float_atomics` (the device's, float_atomics.py)
+    and compare-and-swap loops for the rest.
     """
 
     def __init__(
@@ -43,6 +46,7 @@ class KernelArtifacts:
         exceptions,
         opt_level,
         timings,
+        native_float_atomics=frozenset(),
     ):
         self.name = name
         self.symbol = symbol
@@ -54,6 +58,7 @@ class KernelArtifacts:
         self.exceptions = exceptions
         self.opt_level = opt_level
         self.timings = timings
+        self.native_float_atomics = frozenset(native_float_atomics)
         self.default_ndim = dimensions_used(linked_ir)
         self._variants: dict[int, tuple[str, bytes]] = {}
         self._lock = threading.Lock()
@@ -77,6 +82,11 @@ class KernelArtifacts:
         return self.variant(self.default_ndim)[0]
 
     @property
+    def float_atomics(self) -> dict[str, str]:
+        """How each float atomic is compiled: {"float32.local.add": "native" or "cas"}."""
+        return float_atomic_paths(self.linked_ir, self.native_float_atomics)
+
+    @property
     def spirv(self) -> bytes:
         return self.variant(self.default_ndim)[1]
 
@@ -92,7 +102,8 @@ class KernelArtifacts:
 
 def _specialise(artifacts: KernelArtifacts, ndim: int) -> tuple[str, bytes]:
     started = time.perf_counter()
-    module = codegen.link_modules([artifacts.linked_ir, index_definitions(ndim)])
+    atomics = float_atomic_definitions(artifacts.linked_ir, artifacts.native_float_atomics)
+    module = codegen.link_modules([artifacts.linked_ir, index_definitions(ndim), atomics])
     codegen.optimise(module, [artifacts.symbol], artifacts.opt_level)
     llvm_ir = str(module)
     _check_barrier_flags(artifacts.name, llvm_ir)
@@ -149,9 +160,16 @@ def _debug_exceptions(linked_ir: str) -> dict:
 
 
 def compile_kernel(
-    py_func, argtypes, *, fastmath: bool = False, opt_level: int = 3, debug: bool = False
+    py_func,
+    argtypes,
+    *,
+    fastmath: bool = False,
+    opt_level: int = 3,
+    debug: bool = False,
+    float_atomics: frozenset[str] = frozenset(),
 ) -> KernelArtifacts:
-    """Compile `py_func` for `argtypes` into a spir_kernel and its SPIR-V."""
+    """Compile `py_func` for `argtypes` into a spir_kernel and its SPIR-V, with native float
+    atomics for the capabilities in `float_atomics` (float_atomics.native_float_atomics)."""
     check_kernel_argtypes(py_func, argtypes)
     timings = {}
     started = time.perf_counter()
@@ -169,7 +187,7 @@ def compile_kernel(
         )
     timings["numba"] = time.perf_counter() - started
     try:
-        artifacts = _link(py_func, cres, argtypes, opt_level, debug, timings)
+        artifacts = _link(py_func, cres, argtypes, opt_level, debug, timings, float_atomics)
     except KernelCompileError:
         raise
     except Exception as exc:  # past Numba, every failure is the compiler's own
@@ -177,7 +195,7 @@ def compile_kernel(
     return artifacts
 
 
-def _link(py_func, cres, argtypes, opt_level, debug, timings) -> KernelArtifacts:
+def _link(py_func, cres, argtypes, opt_level, debug, timings, float_atomics) -> KernelArtifacts:
     """The spir_kernel entry around Numba's function, linked; the default variant built."""
     context = sycl_target.target_context
     symbol = kernel_symbol(py_func.__name__)
@@ -195,6 +213,7 @@ def _link(py_func, cres, argtypes, opt_level, debug, timings) -> KernelArtifacts
         exceptions=_debug_exceptions(str(linked)) if debug else {},
         opt_level=opt_level,
         timings=timings,
+        native_float_atomics=float_atomics,
     )
     try:
         artifacts.variant(artifacts.default_ndim)
