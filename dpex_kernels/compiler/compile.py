@@ -52,7 +52,9 @@ class KernelArtifacts:
         self.symbol = symbol
         self.argtypes = tuple(argtypes)
         self.linked_ir = linked_ir
-        self.type_annotation = type_annotation
+        #: Numba's typed annotation: a str, or Numba's TypeAnnotation until first read
+        #: (printing it takes as long as optimising a small kernel).
+        self._type_annotation = type_annotation
         self.error_flag = error_flag
         #: status code -> (exception class, args) for kernels compiled with debug=True.
         self.exceptions = exceptions
@@ -63,14 +65,15 @@ class KernelArtifacts:
         self._variants: dict[int, tuple[str, bytes]] = {}
         self._lock = threading.Lock()
 
-    def variant(self, ndim: int) -> tuple[str, bytes]:
-        """(optimised LLVM IR, SPIR-V) for launches of `ndim` dimensions."""
+    def variant(self, ndim: int, linked=None) -> tuple[str, bytes]:
+        """(optimised LLVM IR, SPIR-V) for launches of `ndim` dimensions. `linked`, the parsed
+        module of linked_ir (which this consumes), saves parsing the text again."""
         found = self._variants.get(ndim)
         if found is None:
             with self._lock:
                 found = self._variants.get(ndim)
                 if found is None:
-                    found = self._variants[ndim] = _specialise(self, ndim)
+                    found = self._variants[ndim] = _specialise(self, ndim, linked)
         return found
 
     def has_variant(self, ndim: int) -> bool:
@@ -80,6 +83,12 @@ class KernelArtifacts:
     @property
     def llvm_ir(self) -> str:
         return self.variant(self.default_ndim)[0]
+
+    @property
+    def type_annotation(self) -> str:
+        if not isinstance(self._type_annotation, str):
+            self._type_annotation = str(self._type_annotation or "")
+        return self._type_annotation
 
     @property
     def float_atomics(self) -> dict[str, str]:
@@ -93,6 +102,7 @@ class KernelArtifacts:
     def __getstate__(self):
         state = dict(self.__dict__)
         del state["_lock"]
+        state["_type_annotation"] = self.type_annotation
         return state
 
     def __setstate__(self, state):
@@ -100,15 +110,19 @@ class KernelArtifacts:
         self._lock = threading.Lock()
 
 
-def _specialise(artifacts: KernelArtifacts, ndim: int) -> tuple[str, bytes]:
+def _specialise(artifacts: KernelArtifacts, ndim: int, linked=None) -> tuple[str, bytes]:
     started = time.perf_counter()
     atomics = float_atomic_definitions(artifacts.linked_ir, artifacts.native_float_atomics)
-    module = codegen.link_modules([artifacts.linked_ir, index_definitions(ndim), atomics])
+    definitions = [index_definitions(ndim), atomics]
+    if linked is None:
+        module = codegen.link_modules([artifacts.linked_ir, *definitions])
+    else:
+        module = codegen.link_into(linked, definitions)
     codegen.optimise(module, [artifacts.symbol], artifacts.opt_level)
     llvm_ir = str(module)
     _check_barrier_flags(artifacts.name, llvm_ir)
     try:
-        spirv = codegen.emit_spirv(module, artifacts.symbol, artifacts.opt_level)
+        spirv = codegen.emit_spirv(module, artifacts.symbol, artifacts.opt_level, llvm_ir)
     except KernelCompileError as exc:
         raise KernelCompileError(f"kernel '{artifacts.name}': {exc}") from None
     artifacts.timings[f"llvm+spirv[{ndim}d]"] = time.perf_counter() - started
@@ -203,25 +217,21 @@ def _link(py_func, cres, argtypes, opt_level, debug, timings, float_atomics) -> 
     library.add_linking_library(cres.library)
     build_kernel_entry(context, cres.fndesc, symbol, library, error_flag=debug)
     linked = codegen.link_modules([str(m) for m in library.all_modules()])
+    linked_ir = str(linked)
     artifacts = KernelArtifacts(
         name=py_func.__name__,
         symbol=symbol,
         argtypes=argtypes,
-        linked_ir=str(linked),
-        type_annotation=_annotation(cres),
+        linked_ir=linked_ir,
+        type_annotation=getattr(cres, "type_annotation", None),
         error_flag=debug,
-        exceptions=_debug_exceptions(str(linked)) if debug else {},
+        exceptions=_debug_exceptions(linked_ir) if debug else {},
         opt_level=opt_level,
         timings=timings,
         native_float_atomics=float_atomics,
     )
     try:
-        artifacts.variant(artifacts.default_ndim)
+        artifacts.variant(artifacts.default_ndim, linked)
     except KernelCompileError as exc:
         raise user_error(py_func, str(exc)) from None
     return artifacts
-
-
-def _annotation(cres) -> str:
-    annotation = getattr(cres, "type_annotation", None)
-    return "" if annotation is None else str(annotation)
