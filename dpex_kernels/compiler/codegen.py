@@ -25,9 +25,6 @@ DATA_LAYOUT = (
 
 _llvm_lock = threading.Lock()
 _initialised = False
-# Native float atomics (atomicrmw fadd/fsub/fmin/fmax), which codegen writes only for devices
-# that have them; without these the back end aborts the process on such an instruction.
-_SPIRV_EXTENSIONS = "+SPV_EXT_shader_atomic_float_add,+SPV_EXT_shader_atomic_float_min_max"
 
 
 def _ensure_llvm() -> None:
@@ -36,7 +33,6 @@ def _ensure_llvm() -> None:
         if not _initialised:
             ll.initialize_all_targets()
             ll.initialize_all_asmprinters()
-            ll.set_option("dpex_kernels", f"-spirv-ext={_SPIRV_EXTENSIONS}")
             _initialised = True
 
 
