@@ -16,12 +16,10 @@ N = 8 * GROUP
 
 
 def _force(monkeypatch, path: str) -> None:
-    if path == "cas":
-        monkeypatch.setenv(float_atomics.FORCE_VARIABLE, "cas")
-    else:
-        monkeypatch.delenv(float_atomics.FORCE_VARIABLE, raising=False)
-        if not float_atomics.native_float_atomics(CPU):
-            pytest.skip("this device has no native float atomics")
+    """Compile what follows with native float atomics (all the device has) or CAS loops."""
+    monkeypatch.setenv(float_atomics.FORCE_VARIABLE, path)
+    if path == "native" and not float_atomics.native_float_atomics(CPU):
+        pytest.skip("this device has no native float atomics")
 
 
 def _all_ops_kernel():
@@ -106,8 +104,9 @@ def test_float_exchange_returns_every_old_value_once(dtype):
     assert "OpAtomicExchange" in swap_in.inspect_spirv(swap_in.signatures[0])
 
 
-def test_device_query_agrees_with_the_opencl_extension_list():
+def test_device_query_agrees_with_the_opencl_extension_list(monkeypatch):
     cl = pytest.importorskip("pyopencl")
+    monkeypatch.setenv(float_atomics.FORCE_VARIABLE, "native")
     from benchmarks.opencl_peer import open_opencl
 
     opencl, reason = open_opencl()
@@ -124,6 +123,43 @@ def test_device_query_agrees_with_the_opencl_extension_list():
         for op in ("add", "minmax")
     }
     assert native <= allowed
+
+
+def test_the_default_on_a_cpu_keeps_local_float_atomics_as_loops(monkeypatch, cpu_device):
+    import dpnp
+
+    monkeypatch.delenv(float_atomics.FORCE_VARIABLE, raising=False)
+    kernel = _all_ops_kernel()
+    host = np.arange(N, dtype="f4")
+    totals = dpnp.asarray(np.array([0, 0, np.inf, -np.inf], "f4"), device=CPU)
+    groups = dpnp.zeros((N // GROUP, 4), dtype="f4", device=CPU)
+    kernel[dk.NdRange(N, GROUP)](dpnp.asarray(host, device=CPU), totals, groups).wait()
+    np.testing.assert_array_equal(dpnp.asnumpy(totals), [host.sum(), -host.sum(), 0, N - 1])
+    (compiled,) = kernel.definitions.values()
+    reported = {c.rsplit(".", 1)[0] for c in _reported(monkeypatch)}
+    for key, path in compiled.float_atomics.items():
+        dtype, space, _op = key.split(".")
+        expected = "native" if space == "global" and f"{dtype}.{space}" in reported else "cas"
+        assert path == expected, key
+
+
+def _reported(monkeypatch) -> frozenset[str]:
+    with monkeypatch.context() as patch:
+        patch.setenv(float_atomics.FORCE_VARIABLE, "native")
+        return float_atomics.native_float_atomics(CPU)
+
+
+def test_an_unknown_mode_is_a_clear_error(monkeypatch):
+    import dpnp
+
+    monkeypatch.setenv(float_atomics.FORCE_VARIABLE, "fast")
+
+    @dk.kernel
+    def total(values, out):
+        dk.atomic.add(out, 0, values[dk.get_global_id(0)])
+
+    with pytest.raises(ValueError, match="DPEX_KERNELS_FLOAT_ATOMICS='fast' is not one of auto"):
+        total[4](dpnp.ones(4, dtype="f4", device=CPU), dpnp.zeros(1, dtype="f4", device=CPU))
 
 
 def test_forcing_cas_changes_the_cache_key_and_the_entry(monkeypatch, tmp_path):
@@ -178,9 +214,10 @@ def test_debug_mode_checks_float_atomics_on_both_paths(monkeypatch, path, space)
     assert set(compiled.float_atomics.values()) == {path}
 
 
-def test_an_aot_bundle_keeps_the_float_atomic_paths(tmp_path):
+def test_an_aot_bundle_keeps_the_float_atomic_paths(monkeypatch, tmp_path):
     from dpex_kernels.aot import runtime
 
+    _force(monkeypatch, "native")
     f32 = dk.usm_array(dk.float32, 1, device=CPU)
 
     @dk.kernel(dk.void(f32, f32))

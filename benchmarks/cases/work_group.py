@@ -38,6 +38,7 @@ DK = "dk"
 DPNP = "dpnp"
 BLOCKED = "dk register-blocked"
 CAS = "dk CAS loops"
+DEFAULT = "dk default"
 SKLEARN = "scikit-learn"
 OCL_BUILD = "pyopencl build"
 BARE = "bare program build"
@@ -52,7 +53,8 @@ TARGETS = {
     "sum": (DK, OCL, ">= 0.95"),
     "sum dpnp": (DK, DPNP, ">= 1.2"),
     "histogram": (DK, OCL, ">= 0.95"),
-    "histogram float weights": (DK, CAS, ">= 2.0"),  # native float atomics vs CAS loops
+    "histogram float weights": (DK, CAS, ">= 2.0"),  # all native float atomics vs CAS loops
+    "histogram float weights default": (DEFAULT, CAS, ""),  # the default choice, as information
     "scan": (DK, DPNP, ">= 1.0"),
     "kmeans": (DK, SKLEARN, ">= 1.0"),
     "warm compile": (DK, OCL_BUILD, "<= 1.2"),
@@ -309,7 +311,8 @@ def _histogram(p: Peers, n: int, samples: int) -> list[Row]:
 
 
 def _histogram_weights(p: Peers, n: int, samples: int) -> list[Row]:
-    """Float weights: the device's native float atomics against compare-and-swap loops."""
+    """Float weights: every native float atomic the device has against compare-and-swap loops
+    (the default on CPU devices is in between: native global atomics, local loops)."""
     from dpex_kernels import float_atomics
     from examples import histogram
 
@@ -318,13 +321,14 @@ def _histogram_weights(p: Peers, n: int, samples: int) -> list[Row]:
     weights = rng.random(n, dtype=np.float32)
     values, w = p.array(host), p.array(weights)
     launch = histogram.launch_range(n)
-    kernels = {DK: dk.kernel(histogram.weighted_kernel(dk.float32).py_func)}
-    kernels[CAS] = dk.kernel(kernels[DK].py_func)
+    py_func = histogram.weighted_kernel(dk.float32).py_func
+    kernels = {DK: dk.kernel(py_func), CAS: dk.kernel(py_func), DEFAULT: dk.kernel(py_func)}
     bins = {name: dpnp.zeros(histogram.BINS, dtype="f4", sycl_queue=p.q) for name in kernels}
     previous = os.environ.get(float_atomics.FORCE_VARIABLE)
-    os.environ[float_atomics.FORCE_VARIABLE] = "cas"
     try:
-        kernels[CAS][launch](values, w, bins[CAS]).wait()  # compiled with the loops
+        for name, mode in ((DK, "native"), (CAS, "cas"), (DEFAULT, "auto")):
+            os.environ[float_atomics.FORCE_VARIABLE] = mode
+            kernels[name][launch](values, w, bins[name]).wait()  # compiled in that mode
     finally:
         if previous is None:
             del os.environ[float_atomics.FORCE_VARIABLE]
@@ -344,11 +348,15 @@ def _histogram_weights(p: Peers, n: int, samples: int) -> list[Row]:
     if set(loops.float_atomics.values()) != {"cas"}:
         raise RuntimeError(f"the CAS kernel was compiled {loops.float_atomics}")
     expected = np.bincount(host, weights, minlength=histogram.BINS)
-    runs = {DK: 1 + samples, CAS: 2 + samples}  # each run adds into the same bins
+    runs = 2 + samples  # the compiling run, the untimed one and the timed ones add up
     for name in kernels:
-        np.testing.assert_allclose(dpnp.asnumpy(bins[name]), expected * runs[name], rtol=1e-3)
+        np.testing.assert_allclose(dpnp.asnumpy(bins[name]), expected * runs, rtol=1e-3)
     paths = ",".join(sorted(set(native.float_atomics.values())))
-    return _rows("histogram float weights", times, n=n, dtype="float32", atomics=paths)
+    default = {DEFAULT: times.pop(DEFAULT), CAS: times[CAS]}
+    params = {"n": n, "dtype": "float32"}
+    return _rows("histogram float weights", times, **params, atomics=paths) + _rows(
+        "histogram float weights default", default, **params
+    )
 
 
 def _scan(p: Peers, n: int, samples: int, dtype: str) -> list[Row]:
