@@ -39,17 +39,39 @@ _BITS = {
 }
 
 
-def _opencl():
-    """The OpenCL ICD loader (the one dpctl's runtime has loaded), or None."""
+_HANDLE, _UINT, _SIZE = ctypes.c_void_p, ctypes.c_uint, ctypes.c_size_t
+_SIGNATURES = {
+    "clGetPlatformIDs": [_UINT, ctypes.POINTER(_HANDLE), ctypes.POINTER(_UINT)],
+    "clGetPlatformInfo": [_HANDLE, _UINT, _SIZE, ctypes.c_void_p, ctypes.POINTER(_SIZE)],
+    "clGetDeviceIDs": [
+        _HANDLE,
+        ctypes.c_uint64,
+        _UINT,
+        ctypes.POINTER(_HANDLE),
+        ctypes.POINTER(_UINT),
+    ],
+    "clGetDeviceInfo": [_HANDLE, _UINT, _SIZE, ctypes.c_void_p, ctypes.POINTER(_SIZE)],
+}
+
+
+def _load(name: str):
     try:
-        return ctypes.CDLL("libOpenCL.so.1")  # already loaded by the runtime, as a rule
-    except OSError:
-        pass
-    found = ctypes.util.find_library("OpenCL")
-    try:
-        return None if found is None else ctypes.CDLL(found)
+        lib = ctypes.CDLL(name)
     except OSError:
         return None
+    for function, argtypes in _SIGNATURES.items():
+        getattr(lib, function).argtypes = argtypes
+        getattr(lib, function).restype = ctypes.c_int
+    return lib
+
+
+def _opencl():
+    """The OpenCL ICD loader (the one dpctl's runtime has loaded), or None."""
+    lib = _load("libOpenCL.so.1")  # already loaded by the runtime, as a rule
+    if lib is None:
+        found = ctypes.util.find_library("OpenCL")
+        lib = None if found is None else _load(found)
+    return lib
 
 
 def _info(getter, handle, param: int) -> bytes | None:
@@ -101,8 +123,7 @@ def _opencl_capabilities(device: dpctl.SyclDevice) -> frozenset[str]:
     matches = []
     for platform in _handles(lib, lib.clGetPlatformIDs):
         platform_name = _text(lib.clGetPlatformInfo, platform, _CL_PLATFORM_NAME)
-        every_type = ctypes.c_uint64(_CL_DEVICE_TYPE_ALL)
-        for handle in _handles(lib, lib.clGetDeviceIDs, platform, every_type):
+        for handle in _handles(lib, lib.clGetDeviceIDs, platform, _CL_DEVICE_TYPE_ALL):
             getter = lib.clGetDeviceInfo
             names = (
                 platform_name,

@@ -263,3 +263,15 @@ def test_a_negation_computed_before_a_barrier_is_added_right(monkeypatch, path):
     assert dpnp.asnumpy(total)[0] == -host.sum()
     np.testing.assert_array_equal(dpnp.asnumpy(groups), -host.reshape(2, -1).sum(1))
     np.testing.assert_array_equal(dpnp.asnumpy(negated), -host)
+
+
+def test_a_device_the_opencl_loader_does_not_list_gets_loops():
+    from types import SimpleNamespace
+
+    unknown = SimpleNamespace(
+        sycl_platform=SimpleNamespace(name="No such platform"),
+        name="No such device",
+        vendor="nobody",
+        driver_version="0",
+    )
+    assert float_atomics._opencl_capabilities(unknown) == frozenset()
