@@ -3,10 +3,8 @@ address space and operation: the rest compile to compare-and-swap loops.
 
 dpctl exposes no device extensions, so the OpenCL device with the same platform, name, vendor
 and driver version is asked through the OpenCL ICD loader that dpctl's runtime uses. Devices
-of other back ends (Level Zero), or a device the loader cannot name, get the loops. On CPU
-devices local-memory float atomics get the loops too: the Intel CPU runtime's own ran the
-local-memory histogram 1.9-7 x slower (docs/benchmarks.md). DPEX_KERNELS_FLOAT_ATOMICS
-chooses otherwise: "native" (all the device reports) or "cas" (loops everywhere). Numba-free.
+of other back ends (Level Zero), or a device the loader cannot name, get the loops.
+DPEX_KERNELS_FLOAT_ATOMICS=cas forces the loops everywhere. Numba-free.
 """
 
 from __future__ import annotations
@@ -18,9 +16,9 @@ import os
 
 import dpctl
 
-#: The environment variable that chooses: "auto" (the default), "native" or "cas".
+#: The environment variable that chooses: "native" (the default) or "cas".
 FORCE_VARIABLE = "DPEX_KERNELS_FLOAT_ATOMICS"
-MODES = ("auto", "native", "cas")
+MODES = ("native", "cas")
 
 _EXTENSION = "cl_ext_float_atomics"
 _CL_PLATFORM_NAME = 0x0902
@@ -138,27 +136,21 @@ def _opencl_capabilities(device: dpctl.SyclDevice) -> frozenset[str]:
 
 
 @functools.cache
-def _device_capabilities(filter_string: str) -> tuple[frozenset[str], bool]:
-    """What the device reports, and whether it is a CPU."""
+def _device_capabilities(filter_string: str) -> frozenset[str]:
     device = dpctl.SyclDevice(filter_string)
     if device.backend != dpctl.backend_type.opencl:
-        return frozenset(), device.is_cpu
-    return _opencl_capabilities(device), device.is_cpu
+        return frozenset()
+    return _opencl_capabilities(device)
 
 
 def native_float_atomics(filter_string: str) -> frozenset[str]:
     """The float atomics to compile natively for `filter_string`'s device, as
-    "float32.global.add", "float64.local.minmax", …, following DPEX_KERNELS_FLOAT_ATOMICS."""
-    mode = os.environ.get(FORCE_VARIABLE, "auto").strip().lower() or "auto"
+    "float32.global.add", "float64.local.minmax", …; none with DPEX_KERNELS_FLOAT_ATOMICS=cas."""
+    mode = os.environ.get(FORCE_VARIABLE, "native").strip().lower() or "native"
     if mode not in MODES:
         raise ValueError(
             f"{FORCE_VARIABLE}={os.environ[FORCE_VARIABLE]!r} is not one of {', '.join(MODES)}: "
-            f"unset it, or set it to 'cas' for compare-and-swap loops everywhere or 'native' "
-            f"for every float atomic the device reports"
+            f"unset it (native float atomics where the device has them) or set it to 'cas' "
+            f"(compare-and-swap loops everywhere)"
         )
-    if mode == "cas":
-        return frozenset()
-    reported, is_cpu = _device_capabilities(filter_string)
-    if mode == "native" or not is_cpu:
-        return reported
-    return frozenset(c for c in reported if ".local." not in c)
+    return frozenset() if mode == "cas" else _device_capabilities(filter_string)

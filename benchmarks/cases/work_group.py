@@ -38,7 +38,6 @@ DK = "dk"
 DPNP = "dpnp"
 BLOCKED = "dk register-blocked"
 CAS = "dk CAS loops"
-DEFAULT = "dk default"
 SKLEARN = "scikit-learn"
 OCL_BUILD = "pyopencl build"
 BARE = "bare program build"
@@ -53,8 +52,7 @@ TARGETS = {
     "sum": (DK, OCL, ">= 0.95"),
     "sum dpnp": (DK, DPNP, ">= 1.2"),
     "histogram": (DK, OCL, ">= 0.95"),
-    "histogram float weights": (DK, CAS, ">= 2.0"),  # all native float atomics vs CAS loops
-    "histogram float weights default": (DEFAULT, CAS, ""),  # the default choice, as information
+    "histogram float weights": (DK, CAS, ">= 2.0"),  # native float atomics vs CAS loops
     "scan": (DK, DPNP, ">= 1.0"),
     "kmeans": (DK, SKLEARN, ">= 1.0"),
     "warm compile": (DK, OCL_BUILD, "<= 1.2"),
@@ -311,8 +309,7 @@ def _histogram(p: Peers, n: int, samples: int) -> list[Row]:
 
 
 def _histogram_weights(p: Peers, n: int, samples: int) -> list[Row]:
-    """Float weights: every native float atomic the device has against compare-and-swap loops
-    (the default on CPU devices is in between: native global atomics, local loops)."""
+    """Float weights: the device's native float atomics against compare-and-swap loops."""
     from dpex_kernels import float_atomics
     from examples import histogram
 
@@ -322,11 +319,11 @@ def _histogram_weights(p: Peers, n: int, samples: int) -> list[Row]:
     values, w = p.array(host), p.array(weights)
     launch = histogram.launch_range(n)
     py_func = histogram.weighted_kernel(dk.float32).py_func
-    kernels = {DK: dk.kernel(py_func), CAS: dk.kernel(py_func), DEFAULT: dk.kernel(py_func)}
+    kernels = {DK: dk.kernel(py_func), CAS: dk.kernel(py_func)}
     bins = {name: dpnp.zeros(histogram.BINS, dtype="f4", sycl_queue=p.q) for name in kernels}
     previous = os.environ.get(float_atomics.FORCE_VARIABLE)
     try:
-        for name, mode in ((DK, "native"), (CAS, "cas"), (DEFAULT, "auto")):
+        for name, mode in ((DK, "native"), (CAS, "cas")):
             os.environ[float_atomics.FORCE_VARIABLE] = mode
             kernels[name][launch](values, w, bins[name]).wait()  # compiled in that mode
     finally:
@@ -352,11 +349,7 @@ def _histogram_weights(p: Peers, n: int, samples: int) -> list[Row]:
     for name in kernels:
         np.testing.assert_allclose(dpnp.asnumpy(bins[name]), expected * runs, rtol=1e-3)
     paths = ",".join(sorted(set(native.float_atomics.values())))
-    default = {DEFAULT: times.pop(DEFAULT), CAS: times[CAS]}
-    params = {"n": n, "dtype": "float32"}
-    return _rows("histogram float weights", times, **params, atomics=paths) + _rows(
-        "histogram float weights default", default, **params
-    )
+    return _rows("histogram float weights", times, n=n, dtype="float32", atomics=paths)
 
 
 def _scan(p: Peers, n: int, samples: int, dtype: str) -> list[Row]:
