@@ -130,6 +130,7 @@ def _entry_bytes(key: str, artifacts) -> bytes | None:
             "key": key,
             "name": artifacts.name,
             "opt_level": artifacts.opt_level,
+            "native_float_atomics": sorted(artifacts.native_float_atomics),
             "files": {name: hashlib.sha256(data).hexdigest() for name, data in extra.items()},
             "definition": definition,
         }
@@ -153,7 +154,13 @@ def _artifacts_of(key: str, data: bytes):
             return artifacts_module.checked_file(archive.read, name, files[name]).decode()
 
         name, opt_level = entry["name"], entry["opt_level"]
-        if not isinstance(name, str) or opt_level not in range(4):
+        native = entry["native_float_atomics"]
+        if (
+            not isinstance(name, str)
+            or opt_level not in range(4)
+            or not isinstance(native, list)
+            or not all(isinstance(n, str) for n in native)
+        ):
             raise artifacts_module.CorruptArtifacts("the entry's fields have the wrong types")
         artifacts = KernelArtifacts(
             name=name,
@@ -165,6 +172,7 @@ def _artifacts_of(key: str, data: bytes):
             exceptions=fields["exceptions"],
             opt_level=opt_level,
             timings={},
+            native_float_atomics=frozenset(native),
         )
     if artifacts.default_ndim != fields["default_ndim"]:
         raise artifacts_module.CorruptArtifacts("the entry's IR does not match its description")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -36,6 +37,7 @@ GROUP = "work-group"
 DK = "dk"
 DPNP = "dpnp"
 BLOCKED = "dk register-blocked"
+CAS = "dk CAS loops"
 SKLEARN = "scikit-learn"
 OCL_BUILD = "pyopencl build"
 BARE = "bare program build"
@@ -50,6 +52,7 @@ TARGETS = {
     "sum": (DK, OCL, ">= 0.95"),
     "sum dpnp": (DK, DPNP, ">= 1.2"),
     "histogram": (DK, OCL, ">= 0.95"),
+    "histogram float weights": (DK, CAS, ">= 2.0"),  # native float atomics vs CAS loops
     "scan": (DK, DPNP, ">= 1.0"),
     "kmeans": (DK, SKLEARN, ">= 1.0"),
     "warm compile": (DK, OCL_BUILD, "<= 1.2"),
@@ -305,6 +308,50 @@ def _histogram(p: Peers, n: int, samples: int) -> list[Row]:
     return _rows("histogram", times, n=n, dtype="int32")
 
 
+def _histogram_weights(p: Peers, n: int, samples: int) -> list[Row]:
+    """Float weights: the device's native float atomics against compare-and-swap loops."""
+    from dpex_kernels import float_atomics
+    from examples import histogram
+
+    rng = np.random.default_rng(3)
+    host = rng.integers(0, histogram.BINS, n).astype(np.int32)
+    weights = rng.random(n, dtype=np.float32)
+    values, w = p.array(host), p.array(weights)
+    launch = histogram.launch_range(n)
+    py_func = histogram.weighted_kernel(dk.float32).py_func
+    kernels = {DK: dk.kernel(py_func), CAS: dk.kernel(py_func)}
+    bins = {name: dpnp.zeros(histogram.BINS, dtype="f4", sycl_queue=p.q) for name in kernels}
+    previous = os.environ.get(float_atomics.FORCE_VARIABLE)
+    try:
+        for name, mode in ((DK, "native"), (CAS, "cas")):
+            os.environ[float_atomics.FORCE_VARIABLE] = mode
+            kernels[name][launch](values, w, bins[name]).wait()  # compiled in that mode
+    finally:
+        if previous is None:
+            del os.environ[float_atomics.FORCE_VARIABLE]
+        else:
+            os.environ[float_atomics.FORCE_VARIABLE] = previous
+
+    def timed(name: str) -> Callable[[], float]:
+        def run() -> float:
+            ev = kernels[name][launch](values, w, bins[name])
+            return _device_s(ev, ev)
+
+        return run
+
+    times = _interleave({name: timed(name) for name in kernels}, samples)
+    (native,) = kernels[DK].definitions.values()
+    (loops,) = kernels[CAS].definitions.values()
+    if set(loops.float_atomics.values()) != {"cas"}:
+        raise RuntimeError(f"the CAS kernel was compiled {loops.float_atomics}")
+    expected = np.bincount(host, weights, minlength=histogram.BINS)
+    runs = 2 + samples  # the compiling run, the untimed one and the timed ones add up
+    for name in kernels:
+        np.testing.assert_allclose(dpnp.asnumpy(bins[name]), expected * runs, rtol=1e-3)
+    paths = ",".join(sorted(set(native.float_atomics.values())))
+    return _rows("histogram float weights", times, n=n, dtype="float32", atomics=paths)
+
+
 def _scan(p: Peers, n: int, samples: int, dtype: str) -> list[Row]:
     from examples import scan
 
@@ -438,6 +485,7 @@ def run_work_group(cfg: Config, ocl: OpenCL | None, notes: dict) -> list[Row]:
         ("matmul", lambda: _matmul(peers, s["matmul"], s["samples"])),
         ("sum", lambda: _sum(peers, s["vector"], s["samples"])),
         ("histogram", lambda: _histogram(peers, s["vector"], s["samples"])),
+        ("histogram float weights", lambda: _histogram_weights(peers, s["vector"], s["samples"])),
         ("scan int32", lambda: _scan(peers, s["vector"], s["samples"], "int32")),
         ("scan float32", lambda: _scan(peers, s["vector"], s["samples"], "float32")),
     ]

@@ -58,6 +58,7 @@ def describe(artifacts, put: Callable[[str, bytes], None], stem: str, ndims=NDIM
             for code, (exc, args) in artifacts.exceptions.items()
         },
         "variants": variants,
+        "float_atomics": artifacts.float_atomics,
     }
 
 
@@ -88,12 +89,15 @@ def read(description: object, get: Callable[[str], bytes]) -> dict:
         symbol, default_ndim = description["symbol"], description["default_ndim"]
         error_flag, exceptions = description["error_flag"], description["exceptions"]
         variants = description["variants"]
+        float_atomics = description.get("float_atomics", {})  # absent in older bundles
         if not (
             isinstance(symbol, str)
             and default_ndim in NDIMS
             and isinstance(error_flag, bool)
             and isinstance(exceptions, dict)
             and isinstance(variants, dict)
+            and isinstance(float_atomics, dict)
+            and all(path in ("native", "cas") for path in float_atomics.values())
         ):
             raise CorruptArtifacts("the description's fields have the wrong types")
         code = {
@@ -112,6 +116,7 @@ def read(description: object, get: Callable[[str], bytes]) -> dict:
             "error_flag": error_flag,
             "exceptions": {int(c): _exception(*entry) for c, entry in exceptions.items()},
             "variants": code,
+            "float_atomics": {str(k): v for k, v in float_atomics.items()},
         }
     except CorruptArtifacts:
         raise
@@ -131,6 +136,7 @@ class BundledArtifacts:
         self.error_flag = fields["error_flag"]
         self.exceptions = fields["exceptions"]
         self._variants = fields["variants"]
+        self.float_atomics = fields["float_atomics"]
 
     def has_variant(self, ndim: int) -> bool:
         return ndim in self._variants

@@ -15,7 +15,7 @@ from numba.core.codegen import Codegen, CodeLibrary
 
 from ..errors import KernelCompileError
 from . import patches
-from .runtime_workarounds import negations_as_fma
+from .runtime_workarounds import float_atomic_adds_of_no_negation, negations_as_fma
 from .spirv_repair import AmbiguousLabels, emit_in_fresh_processes, repair_label_ids
 
 TRIPLE = "spirv64-unknown-unknown"
@@ -194,13 +194,13 @@ def _reject_host_calls(module: ll.ModuleRef, kernel_name: str) -> None:
 def link_modules(modules: list[str]) -> ll.ModuleRef:
     """Parse and link LLVM IR texts into one module."""
     _ensure_llvm()
-    linked = None
+    return link_into(ll.parse_assembly(modules[0]), modules[1:])
+
+
+def link_into(linked: ll.ModuleRef, modules: list[str]) -> ll.ModuleRef:
+    """Parse LLVM IR texts and link them into the parsed module `linked`; returns it."""
     for module in modules:
-        parsed = ll.parse_assembly(module)
-        if linked is None:
-            linked = parsed
-        else:
-            linked.link_in(parsed)
+        linked.link_in(ll.parse_assembly(module))
     linked.triple = TRIPLE
     linked.data_layout = DATA_LAYOUT
     return linked
@@ -237,9 +237,9 @@ _SUPPORTED_WIDTHS = {1, 8, 16, 32, 64}
 _INTEGER_TYPE = re.compile(r'(?<![\w%@.$"])i(\d+)\b')
 
 
-def _reject_unsupported_integers(module: ll.ModuleRef, kernel_name: str) -> None:
+def _reject_unsupported_integers(text: str, kernel_name: str) -> None:
     """Integer widths SPIR-V lacks would abort the process inside the back end."""
-    widths = {int(w) for w in _INTEGER_TYPE.findall(str(module))} - _SUPPORTED_WIDTHS
+    widths = {int(w) for w in _INTEGER_TYPE.findall(text)} - _SUPPORTED_WIDTHS
     if widths:
         raise KernelCompileError(
             f"kernel '{kernel_name}' needs integers of {sorted(widths)} bits, which SPIR-V "
@@ -301,8 +301,11 @@ def _valid(spirv: bytes) -> bool:
         return subprocess.run([_SPIRV_VAL, handle.name], capture_output=True).returncode == 0
 
 
-def emit_spirv(module: ll.ModuleRef, kernel_name: str, opt_level: int) -> bytes:
-    """SPIR-V bytes for an optimised module; refuses modules that call host functions.
+def emit_spirv(
+    module: ll.ModuleRef, kernel_name: str, opt_level: int, text: str | None = None
+) -> bytes:
+    """SPIR-V bytes for an optimised module (`text`: its text, where the caller has it);
+    refuses modules that call host functions.
 
     LLVM 22's SPIR-V back end now and then numbers basic blocks over other ids; every module
     goes through spirv_repair, and an emission whose labels collide with each other (which no
@@ -310,9 +313,11 @@ def emit_spirv(module: ll.ModuleRef, kernel_name: str, opt_level: int) -> bytes:
     installed the result is validated too, and emitted again should anything else be wrong.
     """
     _reject_host_calls(module, kernel_name)
-    _reject_unsupported_integers(module, kernel_name)
-    text = str(module)
-    rewritten = negations_as_fma(_constant_addresses_as_instructions(text))
+    text = str(module) if text is None else text
+    _reject_unsupported_integers(text, kernel_name)
+    rewritten = negations_as_fma(
+        float_atomic_adds_of_no_negation(_constant_addresses_as_instructions(text))
+    )
     validating = _validating()
     for attempt in range(_EMIT_ATTEMPTS):
         # The first emission is from the module itself when nothing was rewritten; any other

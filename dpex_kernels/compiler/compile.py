@@ -18,6 +18,7 @@ from ..types.usm_array_type import USMArrayType
 from . import codegen
 from .diagnostics import compile_failure, current_loc, is_user_error, user_error
 from .functions import compile_device_code
+from .kernel_api.atomics import float_atomic_definitions, float_atomic_paths
 from .kernel_api.barriers import FENCE_FLAGS, fence_flags_error
 from .kernel_api.index_space import dimensions_used, index_definitions
 from .lowering import build_kernel_entry, kernel_symbol
@@ -28,7 +29,9 @@ class KernelArtifacts:
     """Everything one compile produced; the device build and the launch read only this.
 
     Numba runs once; LLVM optimisation and SPIR-V emission run once per launch dimension
-    count (1-3), on demand, because index calls need the count as a constant.
+    count (1-3), on demand, because index calls need the count as a constant. Float atomics
+    are native for the capabilities in `native_float_atomics` (the device's, float_atomics.py)
+    and compare-and-swap loops for the rest.
     """
 
     def __init__(
@@ -43,29 +46,34 @@ class KernelArtifacts:
         exceptions,
         opt_level,
         timings,
+        native_float_atomics=frozenset(),
     ):
         self.name = name
         self.symbol = symbol
         self.argtypes = tuple(argtypes)
         self.linked_ir = linked_ir
-        self.type_annotation = type_annotation
+        #: Numba's typed annotation: a str, or Numba's TypeAnnotation until first read
+        #: (printing it takes as long as optimising a small kernel).
+        self._type_annotation = type_annotation
         self.error_flag = error_flag
         #: status code -> (exception class, args) for kernels compiled with debug=True.
         self.exceptions = exceptions
         self.opt_level = opt_level
         self.timings = timings
+        self.native_float_atomics = frozenset(native_float_atomics)
         self.default_ndim = dimensions_used(linked_ir)
         self._variants: dict[int, tuple[str, bytes]] = {}
         self._lock = threading.Lock()
 
-    def variant(self, ndim: int) -> tuple[str, bytes]:
-        """(optimised LLVM IR, SPIR-V) for launches of `ndim` dimensions."""
+    def variant(self, ndim: int, linked=None) -> tuple[str, bytes]:
+        """(optimised LLVM IR, SPIR-V) for launches of `ndim` dimensions. `linked`, the parsed
+        module of linked_ir (which this consumes), saves parsing the text again."""
         found = self._variants.get(ndim)
         if found is None:
             with self._lock:
                 found = self._variants.get(ndim)
                 if found is None:
-                    found = self._variants[ndim] = _specialise(self, ndim)
+                    found = self._variants[ndim] = _specialise(self, ndim, linked)
         return found
 
     def has_variant(self, ndim: int) -> bool:
@@ -77,12 +85,24 @@ class KernelArtifacts:
         return self.variant(self.default_ndim)[0]
 
     @property
+    def type_annotation(self) -> str:
+        if not isinstance(self._type_annotation, str):
+            self._type_annotation = str(self._type_annotation or "")
+        return self._type_annotation
+
+    @property
+    def float_atomics(self) -> dict[str, str]:
+        """How each float atomic is compiled: {"float32.local.add": "native" or "cas"}."""
+        return float_atomic_paths(self.linked_ir, self.native_float_atomics)
+
+    @property
     def spirv(self) -> bytes:
         return self.variant(self.default_ndim)[1]
 
     def __getstate__(self):
         state = dict(self.__dict__)
         del state["_lock"]
+        state["_type_annotation"] = self.type_annotation
         return state
 
     def __setstate__(self, state):
@@ -90,14 +110,19 @@ class KernelArtifacts:
         self._lock = threading.Lock()
 
 
-def _specialise(artifacts: KernelArtifacts, ndim: int) -> tuple[str, bytes]:
+def _specialise(artifacts: KernelArtifacts, ndim: int, linked=None) -> tuple[str, bytes]:
     started = time.perf_counter()
-    module = codegen.link_modules([artifacts.linked_ir, index_definitions(ndim)])
+    atomics = float_atomic_definitions(artifacts.linked_ir, artifacts.native_float_atomics)
+    definitions = [index_definitions(ndim), atomics]
+    if linked is None:
+        module = codegen.link_modules([artifacts.linked_ir, *definitions])
+    else:
+        module = codegen.link_into(linked, definitions)
     codegen.optimise(module, [artifacts.symbol], artifacts.opt_level)
     llvm_ir = str(module)
     _check_barrier_flags(artifacts.name, llvm_ir)
     try:
-        spirv = codegen.emit_spirv(module, artifacts.symbol, artifacts.opt_level)
+        spirv = codegen.emit_spirv(module, artifacts.symbol, artifacts.opt_level, llvm_ir)
     except KernelCompileError as exc:
         raise KernelCompileError(f"kernel '{artifacts.name}': {exc}") from None
     artifacts.timings[f"llvm+spirv[{ndim}d]"] = time.perf_counter() - started
@@ -149,9 +174,16 @@ def _debug_exceptions(linked_ir: str) -> dict:
 
 
 def compile_kernel(
-    py_func, argtypes, *, fastmath: bool = False, opt_level: int = 3, debug: bool = False
+    py_func,
+    argtypes,
+    *,
+    fastmath: bool = False,
+    opt_level: int = 3,
+    debug: bool = False,
+    float_atomics: frozenset[str] = frozenset(),
 ) -> KernelArtifacts:
-    """Compile `py_func` for `argtypes` into a spir_kernel and its SPIR-V."""
+    """Compile `py_func` for `argtypes` into a spir_kernel and its SPIR-V, with native float
+    atomics for the capabilities in `float_atomics` (float_atomics.native_float_atomics)."""
     check_kernel_argtypes(py_func, argtypes)
     timings = {}
     started = time.perf_counter()
@@ -169,7 +201,7 @@ def compile_kernel(
         )
     timings["numba"] = time.perf_counter() - started
     try:
-        artifacts = _link(py_func, cres, argtypes, opt_level, debug, timings)
+        artifacts = _link(py_func, cres, argtypes, opt_level, debug, timings, float_atomics)
     except KernelCompileError:
         raise
     except Exception as exc:  # past Numba, every failure is the compiler's own
@@ -177,7 +209,7 @@ def compile_kernel(
     return artifacts
 
 
-def _link(py_func, cres, argtypes, opt_level, debug, timings) -> KernelArtifacts:
+def _link(py_func, cres, argtypes, opt_level, debug, timings, float_atomics) -> KernelArtifacts:
     """The spir_kernel entry around Numba's function, linked; the default variant built."""
     context = sycl_target.target_context
     symbol = kernel_symbol(py_func.__name__)
@@ -185,24 +217,21 @@ def _link(py_func, cres, argtypes, opt_level, debug, timings) -> KernelArtifacts
     library.add_linking_library(cres.library)
     build_kernel_entry(context, cres.fndesc, symbol, library, error_flag=debug)
     linked = codegen.link_modules([str(m) for m in library.all_modules()])
+    linked_ir = str(linked)
     artifacts = KernelArtifacts(
         name=py_func.__name__,
         symbol=symbol,
         argtypes=argtypes,
-        linked_ir=str(linked),
-        type_annotation=_annotation(cres),
+        linked_ir=linked_ir,
+        type_annotation=getattr(cres, "type_annotation", None),
         error_flag=debug,
-        exceptions=_debug_exceptions(str(linked)) if debug else {},
+        exceptions=_debug_exceptions(linked_ir) if debug else {},
         opt_level=opt_level,
         timings=timings,
+        native_float_atomics=float_atomics,
     )
     try:
-        artifacts.variant(artifacts.default_ndim)
+        artifacts.variant(artifacts.default_ndim, linked)
     except KernelCompileError as exc:
         raise user_error(py_func, str(exc)) from None
     return artifacts
-
-
-def _annotation(cres) -> str:
-    annotation = getattr(cres, "type_annotation", None)
-    return "" if annotation is None else str(annotation)

@@ -98,6 +98,12 @@ def emission_options():
             ll.set_option("dpex_kernels", "-disable-lsr=0")
 
 
+# Native float atomics (atomicrmw fadd/fsub/fmin/fmax), which codegen writes only for devices
+# that have them; without the extensions the SPIR-V back end aborts on such an instruction.
+# The option only lets that back end translate them: nothing else is affected.
+_SPIRV_EXTENSIONS = "+SPV_EXT_shader_atomic_float_add,+SPV_EXT_shader_atomic_float_min_max"
+
+
 def _check_versions() -> None:
     for name, (found, pinned) in PINNED.items():
         if not found.startswith(pinned):
@@ -116,4 +122,5 @@ def apply() -> None:
         _check_versions()
         cgutils.pointer_add = _pointer_add
         cgutils.do_boundscheck = _do_boundscheck
+        ll.set_option("dpex_kernels", f"-spirv-ext={_SPIRV_EXTENSIONS}")
         _applied = True

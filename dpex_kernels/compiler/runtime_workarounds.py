@@ -1,8 +1,9 @@
 """Rewrites of optimised LLVM IR that keep Intel's OpenCL CPU runtime from miscompiling it.
 
-Each rewrite is exact (same results bit for bit) and returns its input unchanged, the same
-object, when there is nothing to rewrite; codegen applies them just before SPIR-V emission,
-after LLVM's optimisation, which would fold them back.
+Each rewrite gives the same results bit for bit unless its docstring says otherwise, and
+returns its input unchanged, the same object, when there is nothing to rewrite; codegen
+applies them just before SPIR-V emission, after LLVM's optimisation, which would fold them
+back.
 """
 
 from __future__ import annotations
@@ -56,3 +57,38 @@ def negations_as_fma(text: str) -> str:
         if not re.search(rf"^declare .*@{re.escape(name)}\(", text, re.MULTILINE):
             lines.append(f"declare {type_} @{name}({type_}, {type_}, {type_})")
     return "\n".join(lines) + "\n"
+
+
+_ATOMIC_OPERAND_FNEG = re.compile(r"^\s+(\S+) = fneg (?:[a-z]+ )*(?:float|double) (\S+)$")
+_FLOAT_ATOMIC_ADD = re.compile(
+    r"^(?P<head>.* = atomicrmw (?:volatile )?)(?P<op>fadd|fsub) (?P<ptr>ptr(?: addrspace\(\d+\))? "
+    r"\S+), (?P<type>float|double) (?P<value>\S+) (?P<tail>.*)$"
+)
+
+
+def float_atomic_adds_of_no_negation(text: str) -> str:
+    """Give every native float atomic add a value that is no negation: `atomicrmw fsub p, v`
+    and `atomicrmw fadd p, (fneg v)` become `atomicrmw fadd p, (0.0 - v)`.
+
+    The Intel OpenCL CPU runtime adds wrong values when an OpAtomicFAddEXT takes an OpFNegate
+    computed before a barrier (the back end lowers fsub so, and shares one negation between
+    atomics); `0.0 - v` differs from `-v` only in the sign of a zero sum.
+    """
+    if "atomicrmw fadd" not in text and "atomicrmw fsub" not in text:
+        return text
+    negated = {}
+    lines, count = [], 0
+    for line in text.splitlines():
+        found = _ATOMIC_OPERAND_FNEG.match(line)
+        if found is not None:
+            negated[found.group(1)] = found.group(2)
+        atomic = _FLOAT_ATOMIC_ADD.match(line)
+        if atomic is not None and (atomic["op"] == "fsub" or atomic["value"] in negated):
+            operand = atomic["value"] if atomic["op"] == "fsub" else negated[atomic["value"]]
+            count += 1
+            name = f'%"dpex.negated.{count}"'
+            indent = line[: len(line) - len(line.lstrip())]
+            lines.append(f"{indent}{name} = fsub {atomic['type']} 0.0, {operand}")
+            line = f"{atomic['head']}fadd {atomic['ptr']}, {atomic['type']} {name} {atomic['tail']}"
+        lines.append(line)
+    return "\n".join(lines) + "\n" if count else text

@@ -78,6 +78,12 @@ class CompiledKernel:
         return self.artifacts.llvm_ir
 
     @property
+    def float_atomics(self) -> dict[str, str]:
+        """How each float atomic of the kernel is compiled for its device:
+        {"float32.global.add": "native", "float64.local.max": "cas", …}."""
+        return dict(self.artifacts.float_atomics)
+
+    @property
     def default_queue(self) -> dpctl.SyclQueue:
         """Where a launch without array arguments runs."""
         return self._queue

@@ -13,6 +13,7 @@ from .. import cache
 from .._runtime import default_device
 from ..compiler.compile import compile_kernel
 from ..compiler.lowering import param_of
+from ..float_atomics import native_float_atomics
 from ..types.spec import scalar_name_of
 from ..types.usm_array_type import USMArrayType, from_spec, scalar_from_name
 from . import njit  # noqa: F401  (kernels launch from @numba.njit code too)
@@ -104,9 +105,12 @@ class JitKernel(KernelBase):
                     f"signature {sig} has {len(argtypes)} parameter(s) but kernel "
                     f"'{self.__name__}' takes {len(self.param_names)}"
                 )
+            device = _device_of(argtypes)
+            native = native_float_atomics(device)  # part of what is compiled: in the key
             key = artifacts = None
             if self.options["cache"]:
-                key = cache.entry_key(self.py_func, argtypes, self.options)
+                options = {**self.options, "float_atomics": sorted(native)}
+                key = cache.entry_key(self.py_func, argtypes, options)
                 artifacts = cache.load(key)
                 if artifacts is None:
                     self.stats.cache_misses += 1
@@ -119,13 +123,14 @@ class JitKernel(KernelBase):
                     fastmath=self.options["fastmath"],
                     opt_level=self.options["opt_level"],
                     debug=self.options["debug"],
+                    float_atomics=native,
                 )
                 self.stats.compiles += 1
                 if key is not None:
                     cache.store(key, artifacts)
             compiled = CompiledKernel(
                 sig,
-                _device_of(argtypes),
+                device,
                 artifacts,
                 _params(argtypes),
                 None if key is None else (lambda updated: cache.store(key, updated)),

@@ -1,6 +1,14 @@
-"""Atomics on global and local arrays: dk.atomic.add, sub, min, max, exchange, compare_exchange."""
+"""Atomics on global and local arrays: dk.atomic.add, sub, min, max, exchange, compare_exchange.
+
+Float add, sub, min and max on global and local arrays lower to `dpex.atomic.*` placeholders,
+which codegen defines for the kernel's device (float_atomic_definitions): the device's native
+float atomics where it has them (float_atomics.py), compare-and-swap loops elsewhere. Numba's
+output thus stays the same for every device; only the specialisation differs.
+"""
 
 from __future__ import annotations
+
+import re
 
 from llvmlite import ir
 from numba.core import cgutils
@@ -8,7 +16,7 @@ from numba.core import types as nbtypes
 from numba.core.typing.templates import AbstractTemplate, signature
 
 from .registry import call_builtin, host_stub, lowering_registry, namespace, typing_registry
-from .spirv import SCOPE_CROSS_DEVICE, SEMANTICS_RELAXED, TYPE_CODES
+from .spirv import GLOBAL, LOCAL, SCOPE_CROSS_DEVICE, SEMANTICS_RELAXED, TYPE_CODES
 
 _I32 = ir.IntType(32)
 
@@ -128,6 +136,59 @@ def _float_update(builder, op: str):
     )
 
 
+_SPACES = {GLOBAL: "global", LOCAL: "local"}
+_NATIVE_OPS = {"add": "fadd", "sub": "fsub", "min": "fmin", "max": "fmax"}
+_PLACEHOLDER = re.compile(
+    r'@"?dpex\.atomic\.(add|sub|min|max)\.(float32|float64)\.(global|local)"?\('
+)
+
+
+def _float_atomic(builder, op: str, pointer, value, dtype) -> ir.Value:
+    """A float add/sub/min/max: a placeholder call on global and local memory, else a loop."""
+    space = _SPACES.get(pointer.type.addrspace)
+    if space is None:  # private memory: only this work-item sees it
+        return _cas_loop(builder, pointer, dtype, _float_update(builder, op)(value))
+    name = f"dpex.atomic.{op}.{dtype}.{space}"
+    fnty = ir.FunctionType(value.type, [pointer.type, value.type])
+    placeholder = cgutils.get_or_insert_function(builder.module, fnty, name)
+    return builder.call(placeholder, [pointer, value])
+
+
+def _capability(op: str, dtype: str, space: str) -> str:
+    """The cl_ext_float_atomics capability an operation needs, as float_atomics.py names it."""
+    return f"{dtype}.{space}.{'add' if op in ('add', 'sub') else 'minmax'}"
+
+
+def float_atomic_paths(linked_ir: str, native: frozenset[str]) -> dict[str, str]:
+    """How each float atomic a kernel uses is compiled: {"float32.local.add": "native"|"cas"}."""
+    return {
+        f"{dtype}.{space}.{op}": "native" if _capability(op, dtype, space) in native else "cas"
+        for op, dtype, space in sorted(set(_PLACEHOLDER.findall(linked_ir)))
+    }
+
+
+def float_atomic_definitions(linked_ir: str, native: frozenset[str]) -> str:
+    """LLVM IR defining the `dpex.atomic.*` placeholders `linked_ir` calls, for a device
+    whose native float atomics are `native`."""
+    module = ir.Module("dpex.float_atomics")
+    for key, path in float_atomic_paths(linked_ir, native).items():
+        dtype_name, space, op = key.split(".")
+        dtype = getattr(nbtypes, dtype_name)
+        element = ir.FloatType() if dtype is nbtypes.float32 else ir.DoubleType()
+        pointer_type = element.as_pointer(GLOBAL if space == "global" else LOCAL)
+        fnty = ir.FunctionType(element, [pointer_type, element])
+        function = ir.Function(module, fnty, f"dpex.atomic.{op}.{dtype_name}.{space}")
+        function.attributes.add("alwaysinline")
+        builder = ir.IRBuilder(function.append_basic_block("entry"))
+        pointer, value = function.args
+        if path == "native":
+            old = builder.atomic_rmw(_NATIVE_OPS[op], pointer, value, "monotonic")
+        else:
+            old = _cas_loop(builder, pointer, dtype, _float_update(builder, op)(value))
+        builder.ret(old)
+    return str(module)
+
+
 def _atomic_rmw(op: str):
     public = f"dk.atomic.{op}"
     stub = host_stub(
@@ -152,9 +213,12 @@ def _atomic_rmw(op: str):
         pointer = _element_pointer(context, builder, arr_type, args[0], idx_type, args[1])
         value = args[2]
         if isinstance(dtype, nbtypes.Float):
-            if op == "exchange":
-                return _cas_loop(builder, pointer, dtype, lambda old: value)
-            return _cas_loop(builder, pointer, dtype, _float_update(builder, op)(value))
+            if op == "exchange":  # an integer exchange of the bit pattern: native everywhere
+                integer = ir.IntType(dtype.bitwidth)
+                bits = builder.bitcast(pointer, integer.as_pointer(pointer.type.addrspace))
+                old = builder.atomic_rmw("xchg", bits, _as_int(builder, value, dtype), "monotonic")
+                return builder.bitcast(old, value.type)
+            return _float_atomic(builder, op, pointer, value, dtype)
         signed = dtype.signed
         llvm_op = {
             "add": "add",
