@@ -319,10 +319,11 @@ def emit_spirv(
         float_atomic_adds_of_no_negation(_constant_addresses_as_instructions(text))
     )
     validating = _validating()
+    reduce_strength = patches.strength_reduction(rewritten)
     for attempt in range(_EMIT_ATTEMPTS):
         # The first emission is from the module itself when nothing was rewritten; any other
         # from a fresh parse (the back end keeps process-wide state: hence the lock).
-        with patches.emission_options(), _llvm_lock:
+        with patches.emission_options(reduce_strength), _llvm_lock:
             source = module if attempt == 0 and rewritten is text else ll.parse_assembly(rewritten)
             spirv = _target_machine(opt_level).emit_object(source)
         try:
@@ -331,7 +332,8 @@ def emit_spirv(
             continue  # labels collided with each other: only a new emission helps
         if not validating or _valid(spirv):
             return spirv
-    spirv = emit_in_fresh_processes(rewritten, TRIPLE, min(opt_level, 3))
+    flags = [*patches.PROCESS_FLAGS, *patches.emission_flags(reduce_strength)]
+    spirv = emit_in_fresh_processes(rewritten, TRIPLE, min(opt_level, 3), flags)
     if spirv is not None and (not validating or _valid(spirv)):
         return spirv
     raise KernelCompileError(

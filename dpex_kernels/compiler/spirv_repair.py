@@ -133,14 +133,19 @@ import sys
 import llvmlite.binding as ll
 ll.initialize_all_targets()
 ll.initialize_all_asmprinters()
+for flag in sys.argv[3:]:
+    ll.set_option("dpex_kernels", flag)
 machine = ll.Target.from_triple(sys.argv[1]).create_target_machine(opt=int(sys.argv[2]))
 sys.stdout.buffer.write(machine.emit_object(ll.parse_assembly(sys.stdin.read())))
 """
 FRESH_PROCESS_ATTEMPTS = 3
 
 
-def emit_in_fresh_processes(llvm_ir: str, triple: str, opt_level: int) -> bytes | None:
-    """Repaired SPIR-V of `llvm_ir` emitted in fresh processes, or None if none would do.
+def emit_in_fresh_processes(
+    llvm_ir: str, triple: str, opt_level: int, flags: list[str]
+) -> bytes | None:
+    """Repaired SPIR-V of `llvm_ir` emitted in fresh processes with LLVM options `flags`, or
+    None if none would do.
 
     After some kernels the back end's process-wide state makes a module's labels collide in
     every emission (the fuzzer's bounded campaign met one colliding 50 times in 50), while a
@@ -149,7 +154,7 @@ def emit_in_fresh_processes(llvm_ir: str, triple: str, opt_level: int) -> bytes 
     """
     for _ in range(FRESH_PROCESS_ATTEMPTS):
         child = subprocess.run(
-            [sys.executable, "-c", _EMIT_CHILD, triple, str(opt_level)],
+            [sys.executable, "-c", _EMIT_CHILD, triple, str(opt_level), *flags],
             input=llvm_ir.encode(),
             capture_output=True,
             timeout=300,
