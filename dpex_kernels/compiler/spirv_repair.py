@@ -133,8 +133,8 @@ import sys
 import llvmlite.binding as ll
 ll.initialize_all_targets()
 ll.initialize_all_asmprinters()
-for flag in sys.argv[3:]:
-    ll.set_option("dpex_kernels", flag)
+from dpex_kernels.compiler.patches import set_llvm_flags
+set_llvm_flags(sys.argv[3:])
 machine = ll.Target.from_triple(sys.argv[1]).create_target_machine(opt=int(sys.argv[2]))
 sys.stdout.buffer.write(machine.emit_object(ll.parse_assembly(sys.stdin.read())))
 """
