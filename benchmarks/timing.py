@@ -92,3 +92,26 @@ def interleave(
                 errors[name] = f"{type(exc).__name__}: {exc}".splitlines()[0][:160]
     stats = {name: summarise(s) for name, s in samples.items() if s and name not in errors}
     return stats, errors
+
+
+def wall_clock(fn: Callable[[], object]) -> Callable[[], float]:
+    """`fn` made to return its own wall-clock seconds."""
+
+    def run() -> float:
+        started = time.perf_counter()
+        fn()
+        return time.perf_counter() - started
+
+    return run
+
+
+def alternate(fns: dict[str, Callable[[], float]], samples: int) -> dict[str, list[float]]:
+    """Each fn once untimed, then `samples` timed runs of each, alternating their order."""
+    for fn in fns.values():
+        fn()
+    out: dict[str, list[float]] = {name: [] for name in fns}
+    order = list(fns)
+    for s in range(samples):
+        for name in order if s % 2 == 0 else order[::-1]:
+            out[name].append(fns[name]())
+    return out

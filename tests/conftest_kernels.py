@@ -27,6 +27,16 @@ FLOAT_DTYPES = ("float32", "float64")
 COMPLEX_DTYPES = ("complex64", "complex128")
 ALL_DTYPES = ("bool", *INT_DTYPES, *FLOAT_DTYPES, *COMPLEX_DTYPES)
 
+
+@dk.kernel(dk.void(dk.usm_array(dk.float64, 1, device=CPU), dk.int64))
+def spin(a, rounds):
+    """One work-item busy for `rounds` steps (~1.7 ns each here): keeps later launches pending."""
+    x = a[0]
+    for _ in range(rounds):
+        x = x * 0.999999 + 1e-6
+    a[0] = x
+
+
 _TOLERANCES = {
     "float32": {"rtol": 2e-6, "atol": 1e-6},
     "complex64": {"rtol": 2e-6, "atol": 1e-6},

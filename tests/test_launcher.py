@@ -14,6 +14,7 @@ import dpnp
 import numpy as np
 import pytest
 from conftest import CPU
+from conftest_kernels import spin
 from dpctl.utils import SequentialOrderManager
 
 import dpex_kernels as dk
@@ -109,14 +110,6 @@ def test_dpnp_work_on_another_queue_object_of_the_same_queue_is_ordered():
 
 
 # --- a launch's cost does not depend on the backlog -----------------------------------------
-
-
-@dk.kernel(dk.void(F8, dk.int64))
-def spin(a, rounds):
-    x = a[0]
-    for _ in range(rounds):
-        x = x * 0.999999 + 1e-6
-    a[0] = x
 
 
 def test_launches_do_not_pile_up_in_dpctls_order_manager():

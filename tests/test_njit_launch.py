@@ -13,6 +13,7 @@ import numba
 import numpy as np
 import pytest
 from conftest import CPU
+from conftest_kernels import spin
 from numba.core.errors import TypingError
 
 import dpex_kernels as dk
@@ -119,14 +120,6 @@ def test_compiled_launches_are_ordered_with_dpnp_without_waits():
         c = dpnp.zeros(n, dtype="f4", device=CPU)
         accumulate(a, b, c, 5)
         assert float(dpnp.sum(c)) == n * 5.0 * (trial + 1)
-
-
-@dk.kernel(dk.void(F8, dk.int64))
-def spin(a, rounds):
-    x = a[0]
-    for _ in range(rounds):
-        x = x * 0.999999 + 1e-6
-    a[0] = x
 
 
 def test_compiled_launches_in_flight_hold_no_objects_the_collector_tracks():

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import inspect
 import tempfile
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -29,7 +28,7 @@ from numba import prange
 from .. import device, kernels
 from ..config import Config
 from ..results import MISSED, OK, Comparison, Row, check, skipped_row, time_row
-from ..timing import summarise
+from ..timing import alternate, summarise, wall_clock
 
 GROUP = "offload"
 OFFLOAD = "dk.offload"
@@ -104,27 +103,6 @@ def off_sum(a):
 # --- timing ---------------------------------------------------------------------------------
 
 
-def _interleave(fns: dict[str, Callable[[], float]], samples: int) -> dict[str, list[float]]:
-    """Each fn once untimed, then `samples` timed runs of each, alternating their order."""
-    for fn in fns.values():
-        fn()
-    out: dict[str, list[float]] = {name: [] for name in fns}
-    order = list(fns)
-    for s in range(samples):
-        for name in order if s % 2 == 0 else order[::-1]:
-            out[name].append(fns[name]())
-    return out
-
-
-def _wall(fn: Callable[[], object]) -> Callable[[], float]:
-    def run() -> float:
-        started = time.perf_counter()
-        fn()
-        return time.perf_counter() - started
-
-    return run
-
-
 def _device(launch: Callable[[], dpctl.SyclEvent]) -> Callable[[], float]:
     def run() -> float:
         event = launch()
@@ -171,14 +149,14 @@ def _loop_case(name: str, n: int, samples: int, q: dpctl.SyclQueue) -> list[Row]
     inner = (n - 2, n - 2) if name == "stencil" else n
     region = _region_launch(offloaded, inner, values)
     direct = lambda: explicit[inner](*args)  # noqa: E731
-    device_times = _interleave({OFFLOAD: _device(region), EXPLICIT: _device(direct)}, samples)
+    device_times = alternate({OFFLOAD: _device(region), EXPLICIT: _device(direct)}, samples)
     copies = [h.copy() for h in host]
     host_args = (*copies, *scalars)
-    wall = _interleave(
+    wall = alternate(
         {
-            OFFLOAD: _wall(lambda: (offloaded(*args), q.wait())),
-            EXPLICIT: _wall(lambda: direct().wait()),
-            NUMBA: _wall(lambda: numba_host(*host_args)),
+            OFFLOAD: wall_clock(lambda: (offloaded(*args), q.wait())),
+            EXPLICIT: wall_clock(lambda: direct().wait()),
+            NUMBA: wall_clock(lambda: numba_host(*host_args)),
         },
         samples,
     )
@@ -209,12 +187,16 @@ def _reduction_cases(n: int, samples: int, q: dpctl.SyclQueue) -> list[Row]:
     rng = np.random.default_rng(1)
     host_a, host_b = rng.random(n, dtype=np.float32), rng.random(n, dtype=np.float32)
     a, b = dpnp.asarray(host_a, sycl_queue=q), dpnp.asarray(host_b, sycl_queue=q)
-    dot = _interleave(
-        {OFFLOAD: _wall(lambda: off_dot(a, b)), DPNP: _wall(lambda: float(dpnp.dot(a, b)))},
+    dot = alternate(
+        {
+            OFFLOAD: wall_clock(lambda: off_dot(a, b)),
+            DPNP: wall_clock(lambda: float(dpnp.dot(a, b))),
+        },
         samples,
     )
-    total = _interleave(
-        {OFFLOAD: _wall(lambda: off_sum(a)), DPNP: _wall(lambda: float(dpnp.sum(a)))}, samples
+    total = alternate(
+        {OFFLOAD: wall_clock(lambda: off_sum(a)), DPNP: wall_clock(lambda: float(dpnp.sum(a)))},
+        samples,
     )
     expected = np.dot(host_a.astype(np.float64), host_b)
     np.testing.assert_allclose(off_dot(a, b), expected, rtol=1e-4)
@@ -264,8 +246,8 @@ def _compile_case(repeat: int) -> list[Row]:
         def explicit_compile() -> None:
             dk.kernel(dk.void(*argtypes))(fresh()["explicit"])
 
-        times = _interleave(
-            {OFFLOAD: _wall(offload_compile), EXPLICIT: _wall(explicit_compile)}, repeat
+        times = alternate(
+            {OFFLOAD: wall_clock(offload_compile), EXPLICIT: wall_clock(explicit_compile)}, repeat
         )
     return _rows("compile", times, loop="1-D vecadd")
 

@@ -15,7 +15,6 @@ import os
 import subprocess
 import sys
 import tempfile
-import time
 import types
 from collections.abc import Callable
 from pathlib import Path
@@ -31,7 +30,7 @@ from .. import device
 from ..config import Config
 from ..opencl_peer import OpenCL
 from ..results import MISSED, OCL, OK, Comparison, Row, check, skipped_row, time_row
-from ..timing import summarise
+from ..timing import alternate, summarise, wall_clock
 
 GROUP = "work-group"
 DK = "dk"
@@ -138,27 +137,6 @@ def _ocl_s(first, last) -> float:
     return (last.profile.end - first.profile.start) * 1e-9
 
 
-def _wall(fn: Callable[[], object]) -> Callable[[], float]:
-    def run() -> float:
-        started = time.perf_counter()
-        fn()
-        return time.perf_counter() - started
-
-    return run
-
-
-def _interleave(fns: dict[str, Callable[[], float]], samples: int) -> dict[str, list[float]]:
-    """Each fn once untimed, then `samples` timed runs of each, alternating their order."""
-    for fn in fns.values():
-        fn()
-    out: dict[str, list[float]] = {name: [] for name in fns}
-    order = list(fns)
-    for s in range(samples):
-        for name in order if s % 2 == 0 else order[::-1]:
-            out[name].append(fns[name]())
-    return out
-
-
 def _rows(case: str, times: dict[str, list[float]], **params) -> list[Row]:
     return [time_row(GROUP, case, impl, summarise(t), "ms", **params) for impl, t in times.items()]
 
@@ -208,7 +186,7 @@ def _matmul(p: Peers, n: int, samples: int) -> list[Row]:
     fns = {
         DK: mine,
         BLOCKED: mine_blocked,
-        DPNP: _wall(lambda: dpnp.matmul(da, db).sycl_queue.wait()),
+        DPNP: wall_clock(lambda: dpnp.matmul(da, db).sycl_queue.wait()),
     }
     if p.ocl is not None:
         ba, bb = p.ocl.buffer(a), p.ocl.buffer(b)
@@ -221,7 +199,7 @@ def _matmul(p: Peers, n: int, samples: int) -> list[Row]:
             return _ocl_s(ev, ev)
 
         fns[OCL] = theirs
-    times = _interleave(fns, samples)
+    times = alternate(fns, samples)
     expected = a @ b
     np.testing.assert_allclose(dpnp.asnumpy(dc), expected, rtol=1e-3)
     np.testing.assert_allclose(dpnp.asnumpy(dc_blocked), expected, rtol=1e-3)
@@ -261,7 +239,7 @@ def _sum(p: Peers, n: int, samples: int) -> list[Row]:
             return _ocl_s(first, last)
 
         fns[OCL] = theirs
-    device_times = _interleave(fns, samples)
+    device_times = alternate(fns, samples)
     expected = host.sum(dtype=np.float64)
     np.testing.assert_allclose(dpnp.asnumpy(out)[0], expected, rtol=1e-4)
     if p.ocl is not None:
@@ -271,7 +249,9 @@ def _sum(p: Peers, n: int, samples: int) -> list[Row]:
         reduction.launch_sum(x, partial, out, False)
         dpnp.asnumpy(out)
 
-    wall = _interleave({DK: _wall(mine_wall), DPNP: _wall(lambda: float(dpnp.sum(x)))}, samples)
+    wall = alternate(
+        {DK: wall_clock(mine_wall), DPNP: wall_clock(lambda: float(dpnp.sum(x)))}, samples
+    )
     params = {"n": n, "dtype": "float32"}
     return _rows("sum", device_times, **params) + _rows("sum dpnp", wall, **params)
 
@@ -299,7 +279,7 @@ def _histogram(p: Peers, n: int, samples: int) -> list[Row]:
             return _ocl_s(ev, ev)
 
         fns[OCL] = theirs
-    times = _interleave(fns, samples)
+    times = alternate(fns, samples)
     runs = 1 + samples  # the untimed run and the timed ones all add into the same bins
     expected = np.bincount(host, minlength=histogram.BINS) * runs
     np.testing.assert_array_equal(dpnp.asnumpy(bins), expected)
@@ -339,7 +319,7 @@ def _histogram_weights(p: Peers, n: int, samples: int) -> list[Row]:
 
         return run
 
-    times = _interleave({name: timed(name) for name in kernels}, samples)
+    times = alternate({name: timed(name) for name in kernels}, samples)
     (native,) = kernels[DK].definitions.values()
     (loops,) = kernels[CAS].definitions.values()
     if set(loops.float_atomics.values()) != {"cas"}:
@@ -360,10 +340,10 @@ def _scan(p: Peers, n: int, samples: int, dtype: str) -> list[Row]:
     out = dpnp.empty_like(x)
     scratch = scan.scratch_for(x)
     fns = {
-        DK: _wall(lambda: scan.launch_scan(x, out, scratch).wait()),
-        DPNP: _wall(lambda: dpnp.cumsum(x, dtype=x.dtype).sycl_queue.wait()),
+        DK: wall_clock(lambda: scan.launch_scan(x, out, scratch).wait()),
+        DPNP: wall_clock(lambda: dpnp.cumsum(x, dtype=x.dtype).sycl_queue.wait()),
     }
-    times = _interleave(fns, samples)
+    times = alternate(fns, samples)
     expected = np.cumsum(host, dtype=dtype)
     np.testing.assert_allclose(dpnp.asnumpy(out)[1:], expected[:-1], rtol=1e-4)
     return _rows(f"scan {dtype}", times, n=n, dtype=dtype)
@@ -394,7 +374,7 @@ def _kmeans(n: int, clusters: int, samples: int) -> list[Row]:
     def theirs() -> None:
         lloyd_iter_chunked_dense(x, ones, init, new, weights, labels, shift, threads)
 
-    times = _interleave({DK: _wall(mine), SKLEARN: _wall(theirs)}, samples)
+    times = alternate({DK: wall_clock(mine), SKLEARN: wall_clock(theirs)}, samples)
     differ = np.mean(dpnp.asnumpy(state.labels) != labels)
     if differ > 1e-3:  # float32 near-ties may go either way; more is a wrong result
         raise AssertionError(f"{differ:.2%} of the labels differ from scikit-learn's")
@@ -422,7 +402,7 @@ def _warm_compile(p: Peers, repeat: int) -> list[Row]:
     f32_2d = dk.usm_array(dk.float32, 2, device=device.DEVICE)
     sig = dk.void(f32_2d, f32_2d, f32_2d)
     dk.kernel(sig)(_fresh_matmul())  # the compiler is warm from here on
-    fns = {DK: _wall(lambda: dk.kernel(sig)(_fresh_matmul()))}
+    fns = {DK: wall_clock(lambda: dk.kernel(sig)(_fresh_matmul()))}
     if p.ocl is not None:
         cl = p.ocl.cl
         source = OPENCL.split("__kernel void tree_sum")[0]
@@ -431,8 +411,8 @@ def _warm_compile(p: Peers, repeat: int) -> list[Row]:
             unique = f"{source}\n// build {next(_fresh)}\n"
             cl.Kernel(cl.Program(p.ocl.context, unique).build(), "matmul")
 
-        fns[OCL_BUILD] = _wall(build)
-    return _rows("warm compile", _interleave(fns, repeat), kernel="tiled matmul")
+        fns[OCL_BUILD] = wall_clock(build)
+    return _rows("warm compile", alternate(fns, repeat), kernel="tiled matmul")
 
 
 def _worker(*args: str) -> dict:
