@@ -102,6 +102,53 @@ def check(ratio: float | None, target: str) -> str:
     return OK if met else MISSED
 
 
+def peer_comparison(
+    group: str, case: str, mine: dict, subject: str, reference: str, target: str
+) -> Comparison:
+    """`subject` against `reference` in one case of a group whose cases each have one peer:
+    peer time / subject time, or subject / peer where the target is an upper bound."""
+    s, ref = mine.get((case, subject)), mine.get((case, reference))
+    if s is None or ref is None or s.skipped or ref.skipped:
+        note = next((r.note for r in (s, ref) if r is not None and r.skipped), "not measured")
+        status = SKIPPED if target else INFO
+        return Comparison(group, case, subject, reference, None, target, status, {}, note)
+    ratio = s.value / ref.value if target.startswith("<") else ref.value / s.value
+    return Comparison(
+        group, case, subject, reference, ratio, target, check(ratio, target), s.params
+    )
+
+
+def peer_table(
+    group: str, title: str, subject: str, widths: tuple[int, int], rows: list, comparisons: list
+) -> list[str]:
+    """case | subject median | peer median | ratio | target, a line per comparison of `group`
+    (`widths`: of the case and the peer columns; a comparison without a peer is in seconds)."""
+    mine = {(r.case, r.impl): r for r in rows if r.group == group}
+    if not mine:
+        return []
+    case_w, peer_w = widths
+    head = f"{title:{case_w}}{subject:>16}{'peer':>{peer_w}}{'ratio':>9}   target"
+    lines = [head, "-" * (len(head) + 12)]
+
+    def cell(row: Row | None) -> str:
+        if row is None or row.skipped:
+            return "SKIPPED" if row is not None else "-"
+        return f"{row.value:.2f} ±{100 * (row.spread or 0):.0f}%"
+
+    for c in (c for c in comparisons if c.group == group):
+        s, r = mine.get((c.case, c.subject)), mine.get((c.case, c.reference))
+        peer = f"{c.reference}: {cell(r)}" if c.reference else ""
+        ratio = "-" if c.ratio is None else f"{c.ratio:.3f}"
+        if not c.reference and c.ratio is not None:
+            ratio = f"{c.ratio:.2f} s"
+        mark = {OK: "ok", MISSED: "MISSED"}.get(c.status, c.status)
+        target = f"{c.target} {mark}" if c.target else "info"
+        lines.append(f"{c.case:{case_w}}{cell(s):>16}{peer:>{peer_w}}{ratio:>9}   {target}")
+        if c.note:
+            lines.append(f"    {c.note}")
+    return lines
+
+
 # Implementation names, used as table columns and JSON values.
 RAW = "raw submit_async"
 SOM = "SOM per launch"  # the old ordering: all of dpctl's pending events, every launch

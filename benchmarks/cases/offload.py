@@ -27,7 +27,7 @@ from numba import prange
 
 from .. import device, kernels
 from ..config import Config
-from ..results import MISSED, OK, Comparison, Row, check, skipped_row, time_row
+from ..results import Comparison, Row, peer_comparison, peer_table, skipped_row, time_row
 from ..timing import alternate, summarise, wall_clock
 
 GROUP = "offload"
@@ -280,49 +280,16 @@ def run_offload(cfg: Config) -> list[Row]:
 def offload_comparisons(rows: list[Row]) -> list[Comparison]:
     """Each case's ratio against its peer."""
     mine = {(r.case, r.impl): r for r in rows if r.group == GROUP}
-    out = []
-    for case in dict.fromkeys(r.case for r in rows if r.group == GROUP):
-        if case not in TARGETS:
-            continue
-        subject, reference, target = TARGETS[case]
-        s, ref = mine.get((case, subject)), mine.get((case, reference))
-        if s is None or ref is None or s.skipped or ref.skipped:
-            note = next((r.note for r in (s, ref) if r is not None and r.skipped), "not measured")
-            status = "SKIPPED" if target else "info"
-            out.append(Comparison(GROUP, case, subject, reference, None, target, status, {}, note))
-            continue
-        lower = target.startswith("<")
-        ratio = s.value / ref.value if lower else ref.value / s.value
-        out.append(
-            Comparison(
-                GROUP, case, subject, reference, ratio, target, check(ratio, target), s.params
-            )
-        )
-    return out
+    cases = dict.fromkeys(r.case for r in rows if r.group == GROUP)
+    return [peer_comparison(GROUP, case, mine, *TARGETS[case]) for case in cases if case in TARGETS]
 
 
 def offload_table(rows: list[Row], comparisons: list[Comparison]) -> list[str]:
     """case | dk.offload median | peer median | ratio | target, one line per comparison."""
-    mine = {(r.case, r.impl): r for r in rows if r.group == GROUP}
-    if not mine:
+    title = "offload (ms, median ± IQR)"
+    lines = peer_table(GROUP, title, "dk.offload", (26, 32), rows, comparisons)
+    if not lines:
         return []
-    head = f"{'offload (ms, median ± IQR)':26}{'dk.offload':>16}{'peer':>32}{'ratio':>9}   target"
-    lines = [head, "-" * (len(head) + 12)]
-
-    def cell(row: Row | None) -> str:
-        if row is None or row.skipped:
-            return "SKIPPED" if row is not None else "-"
-        return f"{row.value:.2f} ±{100 * (row.spread or 0):.0f}%"
-
-    for c in (c for c in comparisons if c.group == GROUP):
-        s, r = mine.get((c.case, c.subject)), mine.get((c.case, c.reference))
-        ratio = "-" if c.ratio is None else f"{c.ratio:.3f}"
-        mark = {OK: "ok", MISSED: "MISSED"}.get(c.status, c.status)
-        target = f"{c.target} {mark}" if c.target else "info"
-        peer = f"{c.reference}: {cell(r)}"
-        lines.append(f"{c.case:26}{cell(s):>16}{peer:>32}{ratio:>9}   {target}")
-        if c.note:
-            lines.append(f"    {c.note}")
     lines.append(
         "  ratios: peer time / dk.offload time (higher is better), compile: dk.offload / dk "
         "kernel (lower is better); 'device': the loop's kernel and the explicit one launched "

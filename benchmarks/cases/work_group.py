@@ -29,7 +29,17 @@ import numpy as np
 from .. import device
 from ..config import Config
 from ..opencl_peer import OpenCL
-from ..results import MISSED, OCL, OK, Comparison, Row, check, skipped_row, time_row
+from ..results import (
+    MISSED,
+    OCL,
+    Comparison,
+    Row,
+    check,
+    peer_comparison,
+    peer_table,
+    skipped_row,
+    time_row,
+)
 from ..timing import alternate, summarise, wall_clock
 
 GROUP = "work-group"
@@ -504,47 +514,17 @@ def work_group_comparisons(rows: list[Row]) -> list[Comparison]:
             )
             continue
         found = _target_of(case)
-        if found is None:
-            continue
-        subject, reference, target = found
-        s, ref = mine.get((case, subject)), mine.get((case, reference))
-        if s is None or ref is None or s.skipped or ref.skipped:
-            note = next((r.note for r in (s, ref) if r is not None and r.skipped), "not measured")
-            status = "SKIPPED" if target else "info"
-            out.append(Comparison(GROUP, case, subject, reference, None, target, status, {}, note))
-            continue
-        lower = target.startswith("<")
-        ratio = s.value / ref.value if lower else ref.value / s.value
-        status = check(ratio, target)
-        out.append(Comparison(GROUP, case, subject, reference, ratio, target, status, s.params))
+        if found is not None:
+            out.append(peer_comparison(GROUP, case, mine, *found))
     return out
 
 
 def work_group_table(rows: list[Row], comparisons: list[Comparison]) -> list[str]:
     """case | dk median | peer median | ratio | target, one line per comparison."""
-    mine = {(r.case, r.impl): r for r in rows if r.group == GROUP}
-    if not mine:
+    title = "work-group (ms, median ± IQR)"
+    lines = peer_table(GROUP, title, "dk", (34, 28), rows, comparisons)
+    if not lines:
         return []
-    head = f"{'work-group (ms, median ± IQR)':34}{'dk':>16}{'peer':>28}{'ratio':>9}   target"
-    lines = [head, "-" * (len(head) + 12)]
-    for c in (c for c in comparisons if c.group == GROUP):
-        s = mine.get((c.case, c.subject))
-        r = mine.get((c.case, c.reference))
-
-        def cell(row: Row | None) -> str:
-            if row is None or row.skipped:
-                return "SKIPPED" if row is not None else "-"
-            return f"{row.value:.2f} ±{100 * (row.spread or 0):.0f}%"
-
-        peer = f"{c.reference}: {cell(r)}" if c.reference else ""
-        ratio = "-" if c.ratio is None else f"{c.ratio:.3f}"
-        if not c.reference and c.ratio is not None:
-            ratio = f"{c.ratio:.2f} s"
-        mark = {OK: "ok", MISSED: "MISSED"}.get(c.status, c.status)
-        target = f"{c.target} {mark}" if c.target else "info"
-        lines.append(f"{c.case:34}{cell(s):>16}{peer:>28}{ratio:>9}   {target}")
-        if c.note:
-            lines.append(f"    {c.note}")
     lines.append(
         "  ratios: peer time / dk time (higher is better), compile: dk / peer (lower is better);"
         " device time against OpenCL C, wall clock against dpnp and scikit-learn"
