@@ -144,14 +144,19 @@ static void ring_wait_oldest(void)
     ring_release_completed(RING_SIZE);
 }
 
-/* Takes ownership of `event`; returns its ring position. */
+/* Makes room for one more launch: a launch past MAX_IN_FLIGHT waits for the oldest (it
+   releases the GIL, so it comes before a launch reads its queue's ordering state). */
+static void ring_make_room(void)
+{
+    while (ring_tail - ring_head >= MAX_IN_FLIGHT) ring_wait_oldest();
+}
+
+/* Takes ownership of `event` (after ring_make_room); returns its ring position. */
 static int64_t ring_push(EventRef event, PyObject *args)
 {
-    while (ring_tail - ring_head >= MAX_IN_FLIGHT) ring_wait_oldest(); /* full: back off */
     size_t position = ring_tail++;
     ring[position & RING_MASK].event = event;
     ring[position & RING_MASK].args = Py_NewRef(args);
-    if ((ring_tail & 7) == 0) ring_release_completed(16);
     return (int64_t)position;
 }
 
@@ -759,7 +764,9 @@ static int64_t launch(Launcher *l, PyObject *args, PyObject *depends_on, PyObjec
     }
 
     /* Ordering (ordering.py): after dpnp's work when it registered any since our last
-       launch, after our previous launch on this queue, and after depends_on. */
+       launch, after our previous launch on this queue, and after depends_on. Nothing from
+       reading the previous launch to recording this one gives up the GIL. */
+    ring_make_room();
     QueueOrder *order = b->order;
     if (depends_on != NULL && deps_add_sequence(&deps, depends_on) < 0) goto done;
     if (order->dirty) {
@@ -802,6 +809,7 @@ static int64_t launch(Launcher *l, PyObject *args, PyObject *depends_on, PyObjec
     result = ring_push(ref, args);
     order->last = result;
     order->published = 0;
+    if ((ring_tail & 7) == 0) ring_release_completed(16); /* may run finalizers: after that */
 done:
     if (deps.all != deps.refs) PyMem_Free(deps.all);
     Py_XDECREF(deps.keep);
