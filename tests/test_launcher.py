@@ -140,6 +140,36 @@ def test_keep_alive_ring_drains_and_backs_off_when_full():
     np.testing.assert_array_equal(dpnp.asnumpy(x), 3.0)
 
 
+def test_ring_release_never_frees_a_pending_launch_of_another_queue():
+    """The ring releases completed launches with one status query per run of one queue's
+    launches; another queue's launches among them, still pending, keep their arguments (each
+    `lead` puts them at other places among the ring's queries)."""
+    slow, fast = dpctl.SyclQueue(CPU), dpctl.SyclQueue(CPU)
+    gate = dpnp.zeros(1, dtype="f8", sycl_queue=slow)
+    quick = dpnp.zeros(64, dtype="f4", sycl_queue=fast)
+    held = [dpnp.zeros(64, dtype="f4", sycl_queue=slow) for _ in range(2)]
+    before = [sys.getrefcount(x) for x in held]
+    informative = 0
+    for lead in range(1, 9):
+        _launcher.drain()
+        for _ in range(lead):
+            fill_with[64](quick, 1.0)
+        gated = spin[1](gate, 150_000_000)  # about 0.25 s: what follows on `slow` waits
+        [fill_with[64](x, float(lead)) for x in held]  # a comprehension: no name stays bound
+        for _ in range(2):  # these complete at once; every 8th launch releases the ring
+            for _ in range(16):
+                last = fill_with[64](quick, 3.0)
+            last.wait()
+        alive = [sys.getrefcount(x) for x in held]
+        if gated.execution_status != dpctl.event_status_type.complete:
+            informative += 1
+            assert alive == [n + 1 for n in before], f"lead {lead}: a pending launch was freed"
+        _launcher.drain()
+        assert [sys.getrefcount(x) for x in held] == before
+        np.testing.assert_array_equal([dpnp.asnumpy(x) for x in held], float(lead))
+    assert informative, "every gate ended before the check: nothing was shown"
+
+
 # --- device limits, before anything is submitted ----------------------------------------------
 
 
