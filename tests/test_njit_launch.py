@@ -301,3 +301,32 @@ def test_threads_launching_from_nogil_compiled_loops():
     assert not errors
     for out in outputs:
         np.testing.assert_array_equal(dpnp.asnumpy(out), 1.0)  # out = 1*x + 1 each time
+
+
+# --- typing of arguments (patches.argument_typeof_fast_path) -------------------------------
+
+
+def test_njit_types_usm_arguments_as_numba_typeof_does_on_every_call():
+    """The dispatcher's fast path (by each array's C struct) agrees with Numba's typeof, for
+    every kind of array, on its first call (Numba's path) and on later ones (the fast path)."""
+    other_queue = dpctl.SyclQueue(CPU)
+    arrays = [
+        dpnp.ones(4, dtype="f4", device=CPU),
+        dpnp.ones((3, 4), dtype="i8", device=CPU)[:, ::2],
+        dpnp.ones((3, 4), dtype="c8", device=CPU).T,
+        dpnp.ones(5, dtype="u2", usm_type="shared", device=CPU),
+        dpnp.ones(5, dtype="f8", usm_type="host", device=CPU),
+        dpnp.ones(6, dtype="f4", sycl_queue=other_queue),
+        dpnp.ones((2, 3), dtype="?", device=CPU).get_array(),
+    ]
+
+    @numba.njit
+    def first_extent(x):
+        return x.shape[0]
+
+    for x in arrays:
+        for _ in range(2):
+            assert first_extent.typeof_pyval(x) == numba.typeof(x)
+            assert first_extent(x) == x.shape[0]
+    assert first_extent.typeof_pyval(np.ones(3)) == numba.typeof(np.ones(3))
+    assert first_extent.typeof_pyval(object()) == numba.types.pyobject

@@ -35,6 +35,7 @@ from numba.core.extending import (
 )
 from numba.core.typing.templates import AbstractTemplate, infer_global, signature
 
+from ..compiler import patches
 from ..types import inference, params
 from ..types.ranges import NdRange, Range
 from ..types.spec import ArraySpec
@@ -163,8 +164,16 @@ def _typeof_usm_array(value, context) -> types.Type:
     return found
 
 
+def _known_usm_array_type(value) -> types.Type | None:
+    """The usm_array of an array whose kind was typed before, or None."""
+    return _array_types.get(launcher.array_key(value))
+
+
 for _cls in (dpnp.ndarray, dpnp.tensor.usm_ndarray):
     typeof_impl.register(_cls)(_typeof_usm_array)
+patches.argument_typeof_fast_path(
+    dict.fromkeys((dpnp.ndarray, dpnp.tensor.usm_ndarray), _known_usm_array_type)
+)
 
 
 @typeof_impl.register(KernelBase)
