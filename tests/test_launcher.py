@@ -270,6 +270,42 @@ def test_third_party_arrays_launch_through_a_view():
     np.testing.assert_array_equal(dpnp.asnumpy(dst), np.arange(8, dtype="f4") + 1)
 
 
+def test_finalizers_that_launch_while_the_ring_releases_are_safe():
+    """Releasing a launch drops its arguments; a third-party array's finalizer that launches
+    (and so releases the ring again) runs in the middle of a release."""
+    code = textwrap.dedent(
+        f"""
+        import dpnp, numpy as np
+        import dpex_kernels as dk
+        from dpex_kernels.dispatcher import _launcher
+        F4 = dk.usm_array(dk.float32, 1, device="{CPU}")
+
+        @dk.kernel(dk.void(F4, F4))
+        def add_into(src, dst):
+            i = dk.get_global_id(0)
+            dst[i] += src[i]
+
+        ones = dpnp.ones(64, dtype="f4", device="{CPU}")
+        total = dpnp.zeros(64, dtype="f4", device="{CPU}")
+
+        class Foreign:  # only its interface: launches read it through a usm_ndarray view
+            def __init__(self):
+                self.__sycl_usm_array_interface__ = ones.__sycl_usm_array_interface__
+            def __del__(self):
+                add_into[64](ones, total)
+
+        for _ in range(3000):
+            add_into[64](Foreign(), total)
+        _launcher.drain()
+        np.testing.assert_array_equal(dpnp.asnumpy(total), 6000.0)
+        assert _launcher.in_flight() == 0
+        print("ok")
+        """
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-2000:]
+
+
 def test_opt_level_outside_0_to_3_is_a_value_error():
     for bad in (99, -1, True, 2.0):
         with pytest.raises(ValueError, match="opt_level"):

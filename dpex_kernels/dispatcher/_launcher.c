@@ -143,7 +143,9 @@ static void ring_release_completed(size_t limit)
         }
         int whole_run = done == run;
         limit -= done;
-        while (done-- > 0) ring_pop();
+        /* A pop may run finalizers, which may launch and release: pop up to a position. */
+        size_t end = ring_head + done;
+        while (ring_head < end) ring_pop();
         if (!whole_run) return;
     }
 }
