@@ -117,6 +117,7 @@ class KMeansState:
     packed_host: np.ndarray
     sums_host: np.ndarray
     changed_host: np.ndarray
+    kernels: tuple  # (assign, partial_sums, sum_parts) for these data
     stamp: int = 0  # assignments so far
     assigned: object = None  # the event of the last assignment
 
@@ -142,11 +143,12 @@ class KMeansState:
             packed_host=np.empty((k, features + 1), dtype),
             sums_host=np.empty((k, features + 1), dtype),
             changed_host=np.zeros(1, np.int32),
+            kernels=kernels(features, dk.typeof(x).dtype),
         )
 
     def assign(self) -> None:
         """Label each sample with its nearest centre (submitted, not waited for)."""
-        assign, _, _ = kernels(self.x_host.shape[1], dk.typeof(self.x).dtype)
+        assign, _, _ = self.kernels
         self.stamp += 1
         self.packed_host[:, :-1] = self.centres
         # The squared norms as scikit-learn's row_norms computes them.
@@ -167,7 +169,7 @@ class KMeansState:
 
     def update(self) -> tuple[np.ndarray, np.ndarray]:
         """New centres from the current labels; (new centres, shift of each centre)."""
-        _, partial_sums, sum_parts = kernels(self.x_host.shape[1], dk.typeof(self.x).dtype)
+        _, partial_sums, sum_parts = self.kernels
         partial_sums[dk.NdRange(PARTS, 1)](self.x, self.labels, self.parts)
         sum_parts[self.sums.size](self.parts, self.sums).wait()
         _copy(self.sums_host, self.sums)
