@@ -62,12 +62,20 @@ def weighted_kernel(bin_dtype):
         dk.barrier(dk.LOCAL_MEM_FENCE)
         i = dk.get_global_id(0)
         step = dk.get_global_size(0)
-        for k in range(values.size // step + 1):  # the same trip count for every work-item
+        rounds = values.size // step
+        for k in range(rounds):  # whole rounds: no test per value
             j = i + k * step  # neighbouring work-items read neighbouring values
-            if j < values.size:
-                v = values[j]
-                if v >= 0 and v < BINS:
-                    dk.atomic.add(local_bins, v, weights[j])
+            v = values[j]
+            inside = v >= 0 and v < BINS
+            # Outside the bins: add nothing to bin 0, which leaves it as it was. With no branch
+            # around the atomic, the runtime adds each lane's weight without testing the lane.
+            where = v if inside else v - v  # v - v: a zero of v's type
+            dk.atomic.add(local_bins, where, weights[j] if inside else bin_dtype(0))
+        j = i + rounds * step  # the last, partial round
+        if j < values.size:
+            v = values[j]
+            if v >= 0 and v < BINS:
+                dk.atomic.add(local_bins, v, weights[j])
         dk.barrier(dk.LOCAL_MEM_FENCE)
         for b in range(lid, BINS, WORK_GROUP):
             if local_bins[b] != 0:
