@@ -187,13 +187,14 @@ class KMeansState:
 
 
 def _copy(dst, src) -> None:
-    """dst[...] = src between a host buffer and a device array of the same size, synchronously."""
-    usm = dst if isinstance(src, np.ndarray) else src
-    usm.sycl_queue.memcpy(
-        dst.get_array().usm_data if dst is usm else dst,
-        src.get_array().usm_data if src is usm else src,
-        src.nbytes,
-    )
+    """dst[...] = src, synchronously: one a host buffer, the other a device array as large."""
+    queue = (src if isinstance(dst, np.ndarray) else dst).sycl_queue
+    queue.memcpy(_memory(dst), _memory(src), src.nbytes)
+
+
+def _memory(a):
+    """What queue.memcpy copies to or from: a NumPy array itself, a dpnp array's allocation."""
+    return a if isinstance(a, np.ndarray) else a.get_array().usm_data
 
 
 def _relocate_empty_clusters(x, old, new, weights, labels) -> None:
