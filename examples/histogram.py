@@ -60,14 +60,28 @@ def weighted_kernel(bin_dtype):
         for b in range(lid, BINS, WORK_GROUP):
             local_bins[b] = 0
         dk.barrier(dk.LOCAL_MEM_FENCE)
-        i = dk.get_global_id(0)
-        step = dk.get_global_size(0)
-        for k in range(values.size // step + 1):  # the same trip count for every work-item
-            j = i + k * step  # neighbouring work-items read neighbouring values
-            if j < values.size:
-                v = values[j]
-                if v >= 0 and v < BINS:
-                    dk.atomic.add(local_bins, v, weights[j])
+        # Each work-group takes a contiguous share of the values, WORK_GROUP at a time, so its
+        # reads stream through memory. (count_kernel strides over the whole range, as its
+        # OpenCL C peer in the benchmarks does: a page per round, each load waiting on memory.)
+        n = values.size
+        groups = dk.get_num_groups(0)
+        share = ((n + groups - 1) // groups + WORK_GROUP - 1) // WORK_GROUP * WORK_GROUP
+        start = dk.get_group_id(0) * share
+        end = min(n, start + share)
+        rounds = (end - start) // WORK_GROUP
+        for k in range(rounds):  # whole rounds: no test per value
+            j = dk.uint64(start + k * WORK_GROUP + lid)  # never negative: no wraparound
+            v = values[j]
+            inside = v >= 0 and v < BINS
+            # Outside the bins: add nothing to bin 0, which leaves it as it was. With no branch
+            # around the atomic, the runtime adds each lane's weight without testing the lane.
+            where = v if inside else v - v  # v - v: a zero of v's type
+            dk.atomic.add(local_bins, where, weights[j] if inside else bin_dtype(0))
+        j = start + rounds * WORK_GROUP + lid  # the last, partial round
+        if j < end:
+            v = values[j]
+            if v >= 0 and v < BINS:
+                dk.atomic.add(local_bins, v, weights[j])
         dk.barrier(dk.LOCAL_MEM_FENCE)
         for b in range(lid, BINS, WORK_GROUP):
             if local_bins[b] != 0:

@@ -44,7 +44,10 @@ def kernels(n_features: int, dtype):
     loops over features unroll.
     """
 
-    @dk.kernel
+    # fastmath: the distances may use FMAs and any order of the sum over features (as BLAS
+    # does for scikit-learn); the data are finite (validated) and the first centre's distance
+    # seeds the minimum, so no infinity or NaN is ever needed.
+    @dk.kernel(fastmath=True)
     def assign(xt, centres, labels, changed, stamp):
         i = dk.get_global_id(0)
         inside = i < xt.shape[1]
@@ -52,13 +55,13 @@ def kernels(n_features: int, dtype):
         for f in range(n_features):  # xt is x transposed: neighbours read neighbours
             row[f] = xt[f, i] if inside else dtype(0)
         best = 0
-        best_distance = dtype(np.inf)
+        best_distance = dtype(0)
         for j in range(centres.shape[0]):
             dot = dtype(0)
             for f in range(n_features):
                 dot += row[f] * centres[j, f]
             distance = centres[j, n_features] - (dot + dot)  # ||c||^2 - 2 x.c, exactly
-            if distance < best_distance:
+            if j == 0 or distance < best_distance:
                 best_distance = distance
                 best = j
         if inside:
@@ -95,7 +98,12 @@ def kernels(n_features: int, dtype):
 
 @dataclass
 class KMeansState:
-    """The device arrays and host copies one run works on."""
+    """The device arrays and host buffers one run works on.
+
+    The small per-iteration transfers (the centres in, the sums and the changed stamp out) are
+    plain queue.memcpy calls between preallocated buffers, after waiting for the kernel that
+    wrote them: no allocation and no array wrapping in the loop.
+    """
 
     x_host: np.ndarray  # the centred samples
     x: dpnp.ndarray
@@ -103,9 +111,15 @@ class KMeansState:
     centres: np.ndarray  # the current centres (host), centred
     labels: dpnp.ndarray
     changed: dpnp.ndarray  # the stamp of the last assignment that changed a label
+    packed: dpnp.ndarray  # the centres with their squared norms as one more column
     parts: dpnp.ndarray
     sums: dpnp.ndarray
+    packed_host: np.ndarray
+    sums_host: np.ndarray
+    changed_host: np.ndarray
+    kernels: tuple  # (assign, partial_sums, sum_parts) for these data
     stamp: int = 0  # assignments so far
+    assigned: object = None  # the event of the last assignment
 
     @classmethod
     def start(cls, x_host: np.ndarray, centres: np.ndarray, queue=None) -> KMeansState:
@@ -113,48 +127,74 @@ class KMeansState:
         n, features = x_host.shape
         k = centres.shape[0]
         on = {"sycl_queue": queue} if queue is not None else {}
+        x = dpnp.asarray(x_host, **on)
+        on = {"sycl_queue": x.sycl_queue}
+        dtype = x_host.dtype
         return cls(
             x_host=x_host,
-            x=dpnp.asarray(x_host, **on),
+            x=x,
             xt=dpnp.asarray(np.ascontiguousarray(x_host.T), **on),
             centres=centres,
             labels=dpnp.full(n, -1, dtype="i4", **on),
             changed=dpnp.zeros(1, dtype="i4", **on),
-            parts=dpnp.empty((PARTS, k, features + 1), dtype=x_host.dtype, **on),
-            sums=dpnp.empty((k, features + 1), dtype=x_host.dtype, **on),
+            packed=dpnp.empty((k, features + 1), dtype=dtype, **on),
+            parts=dpnp.empty((PARTS, k, features + 1), dtype=dtype, **on),
+            sums=dpnp.empty((k, features + 1), dtype=dtype, **on),
+            packed_host=np.empty((k, features + 1), dtype),
+            sums_host=np.empty((k, features + 1), dtype),
+            changed_host=np.zeros(1, np.int32),
+            kernels=kernels(features, dk.typeof(x).dtype),
         )
 
     def assign(self) -> None:
         """Label each sample with its nearest centre (submitted, not waited for)."""
-        assign, _, _ = kernels(self.x_host.shape[1], dk.typeof(self.x).dtype)
+        assign, _, _ = self.kernels
         self.stamp += 1
-        norms = np.einsum("ij,ij->i", self.centres, self.centres)  # as scikit-learn's row_norms
-        packed = np.hstack([self.centres, norms[:, None]])  # one copy to the device
+        self.packed_host[:, :-1] = self.centres
+        # The squared norms as scikit-learn's row_norms computes them.
+        np.einsum("ij,ij->i", self.centres, self.centres, out=self.packed_host[:, -1])
+        if self.assigned is not None:
+            self.assigned.wait()  # it reads the old centres
+        _copy(self.packed, self.packed_host)  # synchronous
         padded = -(-self.x_host.shape[0] // WORK_GROUP) * WORK_GROUP
-        centres = dpnp.asarray(packed, sycl_queue=self.x.sycl_queue)
-        assign[dk.NdRange(padded, WORK_GROUP)](
-            self.xt, centres, self.labels, self.changed, self.stamp
+        self.assigned = assign[dk.NdRange(padded, WORK_GROUP)](
+            self.xt, self.packed, self.labels, self.changed, self.stamp
         )
 
     def labels_changed(self) -> bool:
         """Whether the last assignment changed any label."""
-        return int(dpnp.asnumpy(self.changed)[0]) == self.stamp
+        self.assigned.wait()
+        _copy(self.changed_host, self.changed)
+        return int(self.changed_host[0]) == self.stamp
 
     def update(self) -> tuple[np.ndarray, np.ndarray]:
         """New centres from the current labels; (new centres, shift of each centre)."""
-        _, partial_sums, sum_parts = kernels(self.x_host.shape[1], dk.typeof(self.x).dtype)
+        _, partial_sums, sum_parts = self.kernels
         partial_sums[dk.NdRange(PARTS, 1)](self.x, self.labels, self.parts)
-        sum_parts[self.sums.size](self.parts, self.sums)
-        sums = dpnp.asnumpy(self.sums)
-        new, weights = sums[:, :-1].copy(), sums[:, -1].copy()
+        sum_parts[self.sums.size](self.parts, self.sums).wait()
+        _copy(self.sums_host, self.sums)
+        new, weights = self.sums_host[:, :-1].copy(), self.sums_host[:, -1].copy()
         if (weights == 0).any():
             _relocate_empty_clusters(
                 self.x_host, self.centres, new, weights, dpnp.asnumpy(self.labels)
             )
-        for j in np.flatnonzero(weights > 0):  # as scikit-learn's _average_centers
-            new[j] *= new.dtype.type(1.0 / float(weights[j]))
+        # As scikit-learn's _average_centers: each centre times 1 / its weight, that factor
+        # computed in double and rounded to the data type.
+        full = weights > 0
+        new[full] *= (1.0 / weights[full].astype(np.float64)).astype(new.dtype)[:, None]
         shift = np.sqrt(((new - self.centres) ** 2).sum(axis=1))
         return new, shift
+
+
+def _copy(dst, src) -> None:
+    """dst[...] = src, synchronously: one a host buffer, the other a device array as large."""
+    queue = (src if isinstance(dst, np.ndarray) else dst).sycl_queue
+    queue.memcpy(_memory(dst), _memory(src), src.nbytes)
+
+
+def _memory(a):
+    """What queue.memcpy copies to or from: a NumPy array itself, a dpnp array's allocation."""
+    return a if isinstance(a, np.ndarray) else a.get_array().usm_data
 
 
 def _relocate_empty_clusters(x, old, new, weights, labels) -> None:

@@ -28,9 +28,11 @@ def matmul_kernel(a, b, c):
     for t in range((inner + TILE - 1) // TILE):
         k_a = t * TILE + lj
         k_b = t * TILE + row_in_tile
-        # Edge tiles: what lies outside a or b reads as zero, so it adds nothing.
+        # Edge tiles: what lies outside a or b reads as zero, so it adds nothing. k_b is never
+        # negative, but LLVM cannot tell (row_in_tile is a difference): unsigned, the index has
+        # no wraparound fix-up, and the tile loads compile as OpenCL C's do.
         a_tile[li, lj] = a[i, k_a] if i < rows and k_a < inner else dk.float32(0)
-        b_tile[li, lj] = b[k_b, j] if k_b < inner and j < cols else dk.float32(0)
+        b_tile[li, lj] = b[dk.uint64(k_b), j] if k_b < inner and j < cols else dk.float32(0)
         dk.barrier(dk.LOCAL_MEM_FENCE)
         for k in range(TILE):
             total += a_tile[li, k] * b_tile[k, lj]

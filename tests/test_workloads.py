@@ -88,6 +88,23 @@ def test_weighted_histogram_matches_bincount(n, weight_dtype):
         np.testing.assert_allclose(sums, expected, rtol=1e-5)
 
 
+@pytest.mark.parametrize("values_dtype", ["int32", "uint64"])
+def test_weights_of_skipped_values_reach_no_bin(values_dtype):
+    # Out-of-range values carry NaN and inf weights: had any of them been added anywhere (bin 0
+    # included, where the kernel sends skipped values with no weight), that bin would show it.
+    n = 300_007  # whole rounds and a partial one
+    rng = np.random.default_rng(11)
+    values = rng.integers(0, histogram.BINS, n).astype(values_dtype)
+    outside = rng.random(n) < 0.3
+    values[outside] = 256 + rng.integers(0, 1000, int(outside.sum()))
+    weights = rng.random(n, dtype=np.float32)
+    weights[outside] = np.where(rng.random(int(outside.sum())) < 0.5, np.nan, np.inf)
+    sums = dpnp.asnumpy(histogram.histogram(dpnp.asarray(values), dpnp.asarray(weights)))
+    expected = np.bincount(values[~outside].astype(np.int64), weights[~outside], minlength=256)
+    assert np.isfinite(sums).all()
+    np.testing.assert_allclose(sums, expected, rtol=1e-4)
+
+
 def test_histogram_never_writes_outside_its_bins():
     values = np.array([-(2**31), -1, 256, 2**31 - 1, 3, 255, 0] * 1000, dtype=np.int32)
     guarded = dpnp.zeros(histogram.BINS + 64, dtype="i4")

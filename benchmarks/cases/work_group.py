@@ -4,7 +4,8 @@ Each case times its implementations in turn, sample by sample, in alternating or
 takes medians. Against OpenCL C of the same algorithm (pyopencl, OpenCL's own index order:
 dimension 0 fastest) the time is device time, from profiling events, first kernel's start to
 last kernel's end; against dpnp and scikit-learn it is wall clock, result on the host or
-waited for, since their kernels' events are not exposed.
+waited for, since their kernels' events are not exposed. k-means times each implementation
+as in its own loop of iterations (`_own_turns`).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 import types
 from collections.abc import Callable
 from pathlib import Path
@@ -359,6 +361,27 @@ def _scan(p: Peers, n: int, samples: int, dtype: str) -> list[Row]:
     return _rows(f"scan {dtype}", times, n=n, dtype=dtype)
 
 
+#: Untimed runs of an implementation before each of its timed ones, in seconds: after a
+#: scikit-learn iteration its OpenMP threads spin for 4-8 ms of CPU (libgomp's default wait
+#: policy), so a dk iteration (2-5 ms) right after one ran on about one core of the two.
+SETTLE_S = 0.02
+
+
+def _own_turns(fns: dict[str, Callable[[], float]], samples: int) -> dict[str, list[float]]:
+    """`alternate`, except that each timed run follows SETTLE_S of runs of the same fn: each
+    is timed as in its own loop of iterations, not in the wake of the other's threads."""
+    out: dict[str, list[float]] = {name: [] for name in fns}
+    order = list(fns)
+    for s in range(samples):
+        for name in order if s % 2 == 0 else order[::-1]:
+            settled = time.perf_counter() + SETTLE_S
+            fns[name]()
+            while time.perf_counter() < settled:
+                fns[name]()
+            out[name].append(fns[name]())
+    return out
+
+
 def _kmeans(n: int, clusters: int, samples: int) -> list[Row]:
     from sklearn.cluster._k_means_lloyd import lloyd_iter_chunked_dense
     from sklearn.utils._openmp_helpers import _openmp_effective_n_threads
@@ -384,7 +407,7 @@ def _kmeans(n: int, clusters: int, samples: int) -> list[Row]:
     def theirs() -> None:
         lloyd_iter_chunked_dense(x, ones, init, new, weights, labels, shift, threads)
 
-    times = alternate({DK: wall_clock(mine), SKLEARN: wall_clock(theirs)}, samples)
+    times = _own_turns({DK: wall_clock(mine), SKLEARN: wall_clock(theirs)}, samples)
     differ = np.mean(dpnp.asnumpy(state.labels) != labels)
     if differ > 1e-3:  # float32 near-ties may go either way; more is a wrong result
         raise AssertionError(f"{differ:.2%} of the labels differ from scikit-learn's")
