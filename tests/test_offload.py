@@ -85,6 +85,45 @@ def test_arguments_compiled_code_cannot_take_are_a_type_error():
 
 
 @dk.offload
+def plain_bounds(a, out, n):
+    """Only prange nests with integer bounds of the arguments: no host function to compile."""
+    for i in prange(len(a) - n):
+        out[i] = a[i] + n
+    for i in prange(n, a.shape[-1] // 2 * 2, 2):
+        out[i] = out[i] * 3
+    return
+
+
+@dk.offload
+def host_bounds(a, out, n):
+    m = n
+    for i in prange(len(a) - m):
+        out[i] = a[i] + m
+    for i in prange(m, a.shape[-1] // 2 * 2, 2):
+        out[i] = out[i] * 3
+
+
+@pytest.mark.parametrize("n", [3, np.int32(5), np.int64(40), 0])
+def test_loops_of_plain_bounds_equal_the_compiled_host_function(n):
+    a = sample(37, "float64")
+    expected = np.full(37, -1.0)
+    for i in range(len(a) - n):
+        expected[i] = a[i] + n
+    expected[n:36:2] *= 3
+    results = []
+    for function in (plain_bounds, host_bounds):
+        out = usm(np.full(37, -1.0))
+        function(usm(a), out, n)
+        results.append(host(out))
+    np.testing.assert_array_equal(results[0], expected)
+    np.testing.assert_array_equal(results[1], expected)
+    assert all(v.direct for v in plain_bounds._versions.values())
+    assert not any(v.direct for v in host_bounds._versions.values())
+    # The kernels compiled for the argument types are the ones the launches use.
+    assert all(len(k.kernel.definitions) == 1 for k in plain_bounds.inspect_kernels())
+
+
+@dk.offload
 def nest2(a, out):
     for i in prange(a.shape[0]):
         for j in prange(a.shape[1]):

@@ -3,7 +3,9 @@ the device (API.md §9, docs/offload.md).
 
 Per tuple of argument types the outliner (outline.py) rewrites the function's syntax tree into
 a host function that launches one kernel per region, and Numba compiles that with @njit; the
-region kernels compile while Numba types it (kernels.py). A region that cannot run on a device
+region kernels compile while Numba types it (kernels.py). A function that is only prange
+nests with plain bounds needs no host compile: its host function runs as Python, each launch
+through the kernel's own dispatcher, as from any Python code. A region that cannot run on a device
 is a KernelCompileError naming its line, or with fallback="host" the version is rebuilt with
 that loop left as a sequential host loop, and a warning says so.
 """
@@ -19,11 +21,13 @@ from dataclasses import dataclass
 
 import numba
 import numpy as np
+from numba.core import types
 from numba.core.typing.templates import Signature
 
 from ..dispatcher._native import launcher
 from ..dispatcher.inspection import spirv_text
 from ..errors import ExecutionQueueError
+from . import host
 from .kernels import recording_failures
 from .outline import Outliner
 
@@ -50,10 +54,11 @@ class OffloadedKernel:
 class _Version:
     """The host function and region kernels for one tuple of argument types."""
 
-    def __init__(self, compiled, regions, host_lines):
-        self.compiled = compiled
+    def __init__(self, compiled, regions, host_lines, direct: bool):
+        self.compiled = compiled  # the @njit host function, or the Python one where direct
         self.regions = regions
         self.host_lines = host_lines
+        self.direct = direct
 
 
 class OffloadDispatcher:
@@ -139,15 +144,24 @@ class OffloadDispatcher:
         for name, cell in zip(closure, self.py_func.__closure__ or ()):
             namespace[name] = cell.cell_contents
         module = ast.fix_missing_locations(ast.Module(body=[outline.tree], type_ignores=[]))
+        if outline.direct:
+            namespace["_dk_trip"] = host.trip_count.py_func
         scope: dict = {}
         exec(compile(module, self.py_func.__code__.co_filename, "exec"), namespace, scope)  # noqa: S102
-        return _Version(numba.njit(scope[self.py_func.__name__]), outline.regions, host_lines)
+        function = scope[self.py_func.__name__]
+        compiled = function if outline.direct else numba.njit(function)
+        return _Version(compiled, outline.regions, host_lines, outline.direct)
 
     def _try(self, version: _Version, argtypes):
         """Compile the host function; None, or (region, KernelCompileError) of a failed region."""
         with recording_failures() as failures:
             try:
-                version.compiled.compile(argtypes)
+                if version.direct:
+                    for region in version.regions:
+                        for kernel in region.kernels:
+                            kernel.compile(types.void(*region.launch_types))
+                else:
+                    version.compiled.compile(argtypes)
             except Exception:
                 if not failures:
                     raise

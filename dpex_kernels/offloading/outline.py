@@ -80,6 +80,9 @@ class Region:
     #: Kernels shared with other regions (a reduction's final pass): only the signatures
     #: whose first argument, the buffer, is one of this region's own kernels' arguments.
     shared: list = field(default_factory=list)
+    #: The kernel's argument types where the host code of its launch is plain Python (integer
+    #: bounds of the arguments, the arguments themselves passed): see Outline.direct.
+    launch_types: list | None = None
 
     def definitions(self):
         """(kernel, signature, CompiledKernel) of everything this region launches."""
@@ -101,6 +104,10 @@ class Outline:
     tree: ast.FunctionDef
     namespace: dict
     regions: list
+    #: The function is only prange nests with plain bounds (and a docstring, a bare return):
+    #: `tree` then runs as Python, launching each kernel through its dispatcher, and needs no
+    #: Numba compile of a host function (the kernels compile for `Region.launch_types`).
+    direct: bool = False
 
 
 # --- names ---------------------------------------------------------------------------------------
@@ -205,7 +212,59 @@ class Outliner:
             type_params=[],
         )
         ast.copy_location(tree, self.tree)
-        return Outline(tree, self.namespace, self.regions)
+        direct = all(r.launch_types is not None for r in self.regions) and all(
+            self._direct_statement(stmt, last=stmt is self.tree.body[-1]) for stmt in self.tree.body
+        )
+        return Outline(tree, self.namespace, self.regions, direct)
+
+    def _direct_statement(self, stmt, last: bool) -> bool:
+        """Whether a top-level statement is a region, a docstring or a final bare return."""
+        if isinstance(stmt, ast.For):
+            return self._is_region(stmt)
+        if isinstance(stmt, ast.Expr):
+            return isinstance(stmt.value, ast.Constant) and isinstance(stmt.value.value, str)
+        if isinstance(stmt, ast.Return):
+            bare = stmt.value is None or (
+                isinstance(stmt.value, ast.Constant) and stmt.value.value is None
+            )
+            return last and bare
+        return False
+
+    def _plain_int(self, node) -> bool:
+        """Whether a loop bound is integer arithmetic on constants, integer arguments and the
+        arguments' shapes: Python computes it as Numba would, with no typing to do."""
+        if isinstance(node, ast.BinOp):
+            plain_op = isinstance(node.op, (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv))
+            return plain_op and self._plain_int(node.left) and self._plain_int(node.right)
+        if isinstance(node, ast.UnaryOp):
+            return isinstance(node.op, ast.USub) and self._plain_int(node.operand)
+        if _int_constant(node) is not None:
+            return True
+        argtype = self._fixed_argument(node)
+        if argtype is not None:
+            return isinstance(argtype, types.Integer) and argtype.signed
+        if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Attribute):
+            argtype, k = self._fixed_argument(node.value.value), _int_constant(node.slice)
+            return (
+                node.value.attr == "shape"
+                and isinstance(argtype, types.Array)
+                and k is not None
+                and -argtype.ndim <= k < argtype.ndim
+            )
+        if isinstance(node, ast.Call) and len(node.args) == 1 and not node.keywords:
+            argtype = self._fixed_argument(node.args[0])
+            return (
+                self._resolve(node.func) is len
+                and isinstance(argtype, types.Array)
+                and argtype.ndim > 0
+            )
+        return False
+
+    def _fixed_argument(self, node):
+        """The type of an argument the function never assigns, named by `node`, or None."""
+        if isinstance(node, ast.Name) and node.id in self.params and node.id not in self.all_stores:
+            return self.argtypes[node.id]
+        return None
 
     # --- helpers ---------------------------------------------------------------------------
 
@@ -452,11 +511,19 @@ class Outliner:
         self.regions.append(region)
         r = len(self.regions)
         launch, bounds = [], []
+        plain = not reductions and all(self._fixed_argument(ast.Name(n)) is not None for n in free)
         for k, level in enumerate(levels):
             lo, hi, st = self._bounds(level)
             bounds.append(_Bounds(k, r, _int_constant(lo), _int_constant(st)))
             step = bounds[-1].step
-            lo, hi, st = (ast.unparse(_Allocations(self).visit(a)) for a in (lo, hi, st))
+            plain = plain and all(self._plain_int(a) for a in (lo, hi, st))
+            # int(): a bound is an int64 (Numba's intp, Python's int) whichever code runs it
+            lo, hi, st = (
+                ast.unparse(a)
+                if _int_constant(a) is not None or not self._plain_int(a)
+                else f"int({ast.unparse(a)})"
+                for a in (_Allocations(self).visit(a) for a in (lo, hi, st))
+            )
             names = f"_dk_lo{r}_{k}, _dk_hi{r}_{k}, _dk_st{r}_{k}"
             if step is not None and step > 0:  # range's count, inline: no call to compile in
                 count = f"max(0, (_dk_hi{r}_{k} - _dk_lo{r}_{k} + {step - 1}) // {step})"
@@ -483,6 +550,9 @@ class Outliner:
             return copy.deepcopy(tree), {}
 
         kernel = self._kernel(region, "loop", params, build)
+        if plain:
+            scalars = [types.int64] * (len(params) - len(free))
+            region.launch_types = [self.argtypes[n] for n in free] + scalars
         sizes = ", ".join(f"_dk_n{r}_{k}" for k in range(depth))
         launch_range = sizes if depth == 1 else f"({sizes})"
         args = ", ".join(free + [a for b in bounds for a in b.args(sizes=False)])
