@@ -632,3 +632,48 @@ def test_inspect_kernels_gives_spirv_and_attributes():
         assert "OpEntryPoint" in k.spirv or "SPIR-V binary" in k.spirv
         assert k.attrs.max_work_group_size > 0
         assert k.kind == "prange loop"
+
+
+CACHED_SOURCE = """
+import numpy as np
+from numba import prange
+
+import dpex_kernels as dk
+
+
+@dk.offload(cache=True)
+def scaled_sum(a, out):
+    for i in prange(a.shape[0]):
+        out[i] = a[i] * {factor}
+    s = 0.0
+    for i in prange(out.shape[0]):
+        s += out[i]
+    return s
+"""
+
+
+def _cached_function(folder, factor):
+    import importlib.util
+
+    path = folder / f"cached_{factor}.py"
+    path.write_text(CACHED_SOURCE.format(factor=factor))
+    spec = importlib.util.spec_from_file_location(f"cached_{factor}_{id(path)}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.scaled_sum
+
+
+def test_cache_true_loads_the_kernels_of_a_second_definition(tmp_path, monkeypatch):
+    monkeypatch.setenv("DPEX_KERNELS_CACHE_DIR", str(tmp_path / "cache"))
+    a = np.arange(100.0)
+    stats = []
+    for factor in (3, 3, 5):
+        function = _cached_function(tmp_path, factor)
+        out = usm(np.zeros(100))
+        assert np.isclose(function(usm(a), out), (a * factor).sum())
+        np.testing.assert_array_equal(host(out), a * factor)
+        own = [k.kernel for k in function.inspect_kernels() if "_dk_final" not in k.name]
+        stats.append([(k.stats.compiles, k.stats.cache_hits) for k in own])
+    assert stats[0] == [(1, 0), (1, 0)]
+    assert stats[1] == [(0, 1), (0, 1)]  # the same source: loaded, not compiled
+    assert stats[2] == [(1, 0), (0, 1)]  # the edited loop compiles again; the reduction loads

@@ -64,7 +64,9 @@ class _Version:
 class OffloadDispatcher:
     """What @dk.offload returns: call it like the function; inspect_kernels() lists kernels."""
 
-    def __init__(self, py_func, signatures=None, *, fallback: str | None = None):
+    def __init__(
+        self, py_func, signatures=None, *, fallback: str | None = None, cache: bool = False
+    ):
         if not inspect.isfunction(py_func):
             raise TypeError(f"@dk.offload decorates a Python function; got {py_func!r}")
         if fallback not in (None, "host"):
@@ -74,6 +76,7 @@ class OffloadDispatcher:
         self.__doc__ = py_func.__doc__
         self.__wrapped__ = py_func
         self.fallback = fallback
+        self.cache = bool(cache)  # the kernels' disk cache (API.md §6); host code is compiled
         self._signature = inspect.signature(py_func)
         kinds = {p.kind for p in self._signature.parameters.values()}
         if kinds - {inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD}:
@@ -138,7 +141,7 @@ class OffloadDispatcher:
                 host_lines = host_lines | {region.line}
 
     def _build(self, argtypes, host_lines) -> _Version:
-        outline = Outliner(self.py_func, self._tree, argtypes, host_lines).outline()
+        outline = Outliner(self.py_func, self._tree, argtypes, host_lines, self.cache).outline()
         namespace = {**self.py_func.__globals__, **outline.namespace}
         closure = self.py_func.__code__.co_freevars
         for name, cell in zip(closure, self.py_func.__closure__ or ()):
@@ -253,10 +256,10 @@ def _function_tree(py_func) -> ast.FunctionDef:
     return function
 
 
-def offload(function=None, /, signatures=None, *, fallback: str | None = None):
-    """@dk.offload, @dk.offload(sig | [sigs]) or @dk.offload(fallback="host")."""
+def offload(function=None, /, signatures=None, *, fallback: str | None = None, cache: bool = False):
+    """@dk.offload, @dk.offload(sig | [sigs]), @dk.offload(fallback="host", cache=True)."""
     if inspect.isfunction(function):
-        return OffloadDispatcher(function, signatures, fallback=fallback)
+        return OffloadDispatcher(function, signatures, fallback=fallback, cache=cache)
     if fallback not in (None, "host"):
         raise ValueError(f"fallback must be None or 'host'; got {fallback!r}")
     if function is not None:
@@ -264,7 +267,7 @@ def offload(function=None, /, signatures=None, *, fallback: str | None = None):
     _signatures(signatures)
 
     def decorate(py_func) -> OffloadDispatcher:
-        return OffloadDispatcher(py_func, signatures, fallback=fallback)
+        return OffloadDispatcher(py_func, signatures, fallback=fallback, cache=cache)
 
     return decorate
 

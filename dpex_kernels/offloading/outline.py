@@ -168,8 +168,16 @@ def _store_counts(nodes) -> dict:
 class Outliner:
     """Builds the Outline of one function for one tuple of argument types."""
 
-    def __init__(self, py_func, tree: ast.FunctionDef, argtypes: tuple, host_lines: frozenset):
+    def __init__(
+        self,
+        py_func,
+        tree: ast.FunctionDef,
+        argtypes: tuple,
+        host_lines: frozenset,
+        cache: bool,
+    ):
         self.py_func = py_func
+        self.cache = cache
         self.name = py_func.__name__
         self.filename = py_func.__code__.co_filename
         self.tree = tree
@@ -306,7 +314,7 @@ class Outliner:
         taken = {k.__name__ for r in self.regions for k in r.kernels}
         while name in taken:
             name += "_"
-        kernel = RegionKernel(name, params, build, self.kernel_namespace, self.filename)
+        kernel = RegionKernel(name, params, build, self.kernel_namespace, self.filename, self.cache)
         kernel.describe = (
             f"@dk.offload function '{self.name}': the {region.kind} at line {region.line}"
         )
@@ -686,7 +694,7 @@ class Outliner:
             line,
         )
         for j, name in enumerate(names):
-            final = final_kernel(reductions[name])
+            final = final_kernel(reductions[name], self.cache)
             region.shared.append(final)
             final_name = self._add(final, "final")
             launch += statements(
