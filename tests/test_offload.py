@@ -410,6 +410,74 @@ def test_reduction_accumulator_type_is_numba_unified_type():
     assert int_total(usm(np.arange(10, dtype="i4"))) == 45
 
 
+# --- whole-array reductions -------------------------------------------------------------------
+
+
+@dk.offload
+def array_reductions(a, b):
+    return a.sum(), dpnp.sum(a * b) + np.max(b), (a - b).min(), np.prod(a), dpnp.amax(a)
+
+
+@pytest.mark.parametrize(
+    ("dtype", "shape"),
+    [("float32", (1000,)), ("float64", (17, 33)), ("int32", (3, 5, 7)), ("int64", (1000,))],
+)
+def test_array_reductions_equal_numpy(dtype, shape):
+    a = RNG.integers(1, 4, size=shape) if "int" in dtype else RNG.random(shape) + 0.5
+    a = a.astype(dtype)
+    b = sample(shape, dtype)
+    got = array_reductions(usm(a), usm(b))
+    expected = (a.sum(), np.sum(a * b) + np.max(b), (a - b).min(), np.prod(a), a.max())
+    for value, want in zip(got, expected):
+        assert isinstance(value, int) == np.issubdtype(want.dtype, np.integer)
+        np.testing.assert_allclose(value, want, rtol=1e-4 if dtype == "float32" else 1e-10)
+    kinds = {k.kind for k in array_reductions.inspect_kernels()}
+    assert kinds == {
+        "array reduction (+)",
+        "array reduction (max)",
+        "array reduction (min)",
+        "array reduction (*)",
+    }
+
+
+@given(n=st.integers(0, REDUCTION_WORK_GROUP * 20 + 3))
+def test_array_sum_of_any_length(n):
+    a = np.arange(n, dtype=np.int64)
+    assert sum_of(usm(a)) == a.sum()
+
+
+@dk.offload
+def sum_of(a):
+    return a.sum()
+
+
+def test_max_of_an_empty_array_is_numpy_s_value_error():
+    empty = np.ones((0, 3))
+    with pytest.raises(ValueError) as numpy_error:
+        (empty.sum(), np.sum(empty * empty) + np.max(empty))
+    with pytest.raises(ValueError, match=str(numpy_error.value)):
+        array_reductions(usm(empty), usm(empty))
+
+
+@dk.offload
+def normalise_in_place(x, weights):
+    x[:] = x * weights / (x * weights).sum()
+
+
+def test_an_array_reduction_inside_an_expression_runs_before_it():
+    x, w = sample(300, "float64"), sample(300, "float64")
+    x_usm = usm(x)
+    normalise_in_place(x_usm, usm(w))
+    np.testing.assert_allclose(host(x_usm), x * w / (x * w).sum())
+    kinds = sorted(k.kind for k in normalise_in_place.inspect_kernels())
+    assert kinds == ["array expression", "array reduction (+)", "array reduction (+)"]
+
+
+def test_array_reduction_of_different_shapes_is_a_value_error():
+    with pytest.raises(ValueError, match="differ in shape"):
+        array_reductions(usm(np.ones(4)), usm(np.ones(5)))
+
+
 # --- allocation inside -----------------------------------------------------------------------
 
 

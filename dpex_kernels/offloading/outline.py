@@ -45,6 +45,14 @@ from .kernels import (
 _ALLOCATIONS = {dpnp.empty: "empty", dpnp.zeros: "zeros", dpnp.ones: "ones", dpnp.full: "full"}
 _ELEMENTWISE_OPS = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow)
 _REDUCTION_OPS = {ast.Add: "+", ast.Mult: "*"}
+#: Whole-array reductions: x.sum() and the like (methods), np/dpnp.sum(x) and the like.
+_REDUCTION_METHODS = {"sum": "+", "prod": "*", "min": "min", "max": "max"}
+_REDUCTION_FUNCTIONS = {
+    getattr(module, name): op
+    for module in (np, dpnp)
+    for name, op in [*_REDUCTION_METHODS.items(), ("amin", "min"), ("amax", "max")]
+    if hasattr(module, name)
+}
 
 
 def _functions() -> dict:
@@ -180,14 +188,14 @@ class Outliner:
         self.cache = cache
         self.name = py_func.__name__
         self.filename = py_func.__code__.co_filename
-        self.tree = tree
+        self.tree = copy.deepcopy(tree)  # rewritten in place: the function's own stays as it is
         self.host_lines = host_lines
         self.params = [a.arg for a in tree.args.posonlyargs + tree.args.args]
         self.argtypes = dict(zip(self.params, argtypes))
         closure = dict(
             zip(py_func.__code__.co_freevars, (c.cell_contents for c in py_func.__closure__ or ()))
         )
-        self.globals = {**py_func.__globals__, **closure}
+        self.globals = {**py_func.__globals__, **closure, "_dk_prange": numba.prange}
         self.kernel_namespace = {**self.globals, API: dpex_kernels, MATH: math}
         self.namespace = {
             API: dpex_kernels,
@@ -402,6 +410,8 @@ class Outliner:
     def _block(self, stmts: list, top: bool = False) -> list:
         out = []
         for position, stmt in enumerate(stmts):
+            if isinstance(stmt, (ast.Assign, ast.AugAssign, ast.Return, ast.Expr)):
+                stmt = _Hoist(self, out).visit(stmt)
             region = self._region(stmt)
             if region is None:
                 out.append(self._host_statement(stmt))
@@ -487,7 +497,7 @@ class Outliner:
                 raise self._error(level.lineno, "a prange loop's index must be a plain name")
         return levels
 
-    def _loop(self, loop: ast.For):
+    def _loop(self, loop: ast.For, kind: str | None = None):
         levels = self._nest(loop)
         body = levels[-1].body
         line = loop.lineno
@@ -508,7 +518,7 @@ class Outliner:
                 f"function; pass the view in as an argument, or index the whole array in the loop",
             )
         depth = len(levels)
-        kind = (
+        kind = kind or (
             f"prange loop with a reduction ({', '.join(f'{n} {o}' for n, o in reductions.items())})"
             if reductions
             else f"{depth}-D prange nest"
@@ -707,6 +717,83 @@ class Outliner:
             launch += statements(f"{name} = {value}", line)
         return launch
 
+    # --- whole-array reductions --------------------------------------------------------------
+
+    def _array_reduction(self, node) -> tuple | None:
+        """`e.sum()`, `dpnp.sum(e)` and the like over arguments: (operator, expression, its
+        operands, its arrays, NumPy's result dtype), or None where host code computes it."""
+        if not isinstance(node, ast.Call) or node.keywords:
+            return None
+        if (
+            isinstance(node.func, ast.Attribute)
+            and node.func.attr in _REDUCTION_METHODS
+            and not node.args
+        ):
+            op, expr = _REDUCTION_METHODS[node.func.attr], node.func.value
+        elif len(node.args) == 1 and self._resolve(node.func) in _REDUCTION_FUNCTIONS:
+            op, expr = _REDUCTION_FUNCTIONS[self._resolve(node.func)], node.args[0]
+        else:
+            return None
+        named = isinstance(expr, ast.Name)
+        operands = [expr.id] if named else self._elementwise(expr, self.arrays)
+        if not operands or any(self._fixed_argument(ast.Name(n)) is None for n in operands):
+            return None  # what compiled host code computes: types known only as it is typed
+        arrays = [n for n in operands if isinstance(self.argtypes[n], types.Array)]
+        if not arrays or not 1 <= self.argtypes[arrays[0]].ndim <= 3:
+            return None
+        element = _DtypeOf(expr, operands, self)([self.argtypes[n] for n in operands])
+        dtype = np.dtype(str(element))
+        if op in ("+", "*"):
+            dtype = np.sum(np.ones(1, dtype)).dtype  # NumPy's accumulator: int32 sums to int64
+        elif not (np.issubdtype(dtype, np.integer) or np.issubdtype(dtype, np.floating)):
+            return None
+        return op, expr, operands, arrays, dtype
+
+    def _reduce_array(self, line: int, op: str, expr, operands, arrays, dtype, out: list) -> str:
+        """Launch a whole-array reduction before the statement using it; its result's name."""
+        name = self._fresh("reduced")
+        self.all_stores[name] = 2  # set here, updated in the loop: a reduction of the function
+        self.locals.add(name)
+        shape_of = arrays[0]
+        ndim = self.argtypes[shape_of].ndim
+        out += self._same_shape(arrays, shape_of, line, "array reduction")
+        if op in ("min", "max"):
+            message = f"zero-size array to reduction operation {op}imum which has no identity"
+            out += statements(f"if {shape_of}.size == 0:\n    raise ValueError({message!r})", line)
+        ident = self._add(identity(op, dtype), "identity")
+        out += statements(f"{name} = {ident}", line)
+        indices = [self._fresh("r") for _ in range(ndim)]
+        index = self._fresh("index")
+        value = ast.unparse(_ElementOf(self, set(arrays), index).visit(copy.deepcopy(expr)))
+        update = (
+            f"{name} = {op}({name}, {value})" if op in ("min", "max") else f"{name} {op}= {value}"
+        )
+        source = "".join(
+            f"{'    ' * k}for {i} in _dk_prange({shape_of}.shape[{k}]):\n"
+            for k, i in enumerate(indices)
+        )
+        body = "    " * ndim
+        source += f"{body}{index} = ({', '.join(indices)},)\n{body}{update}"
+        loop = statements(source, line)[0]
+        self.locals.update(indices)
+        launch, _ = self._loop(loop, kind=f"array reduction ({op})")
+        out += launch
+        return name
+
+    def _same_shape(self, arrays: list, shape_of: str, line: int, what: str) -> list:
+        """Host statements raising ValueError where an operand's shape is not `shape_of`'s."""
+        checks = []
+        for name in arrays:
+            if name != shape_of:
+                message = (
+                    f"{what} at line {line}: {name!r} and {shape_of!r} differ in shape; "
+                    f"offloaded array expressions take arrays of one shape (no broadcasting)"
+                )
+                checks += statements(
+                    f"if {name}.shape != {shape_of}.shape:\n    raise ValueError({message!r})", line
+                )
+        return checks
+
     # --- array expressions ---------------------------------------------------------------------
 
     def _expression_parts(self, stmt):
@@ -746,16 +833,7 @@ class Outliner:
         self.regions.append(region)
         arrays = [n for n in operands if n in self.arrays]
         shape_of = out if existing else arrays[0]
-        launch = []
-        for name in arrays:
-            if name != shape_of:
-                message = (
-                    f"array expression at line {line}: {name!r} and {shape_of!r} differ in shape; "
-                    f"offloaded array expressions take arrays of one shape (no broadcasting)"
-                )
-                launch += statements(
-                    f"if {name}.shape != {shape_of}.shape:\n    raise ValueError({message!r})", line
-                )
+        launch = self._same_shape(arrays, shape_of, line, "array expression")
         if not existing:
             result = out or self._fresh("result")
             examples = _DtypeOf(expr, operands, self)
@@ -956,6 +1034,32 @@ def _groups_for(total):  # pragma: no cover (compiled)
     per_group = REDUCTION_WORK_GROUP * REDUCTION_PER_ITEM
     groups = (total + per_group - 1) // per_group
     return max(1, min(groups, REDUCTION_MAX_GROUPS))
+
+
+class _Hoist(ast.NodeTransformer):
+    """Whole-array reductions in a statement: launched before it, their results' names in it.
+
+    Only parts the statement always evaluates, once: not inside `x if c else y`, `and`/`or`,
+    lambdas or comprehensions, whose parts Python may evaluate never or many times.
+    """
+
+    def __init__(self, outliner: Outliner, out: list):
+        self.outliner = outliner
+        self.out = out
+
+    def visit_Call(self, node):
+        self.generic_visit(node)
+        found = self.outliner._array_reduction(node)
+        if found is None:
+            return node
+        name = self.outliner._reduce_array(node.lineno, *found, self.out)
+        return ast.copy_location(ast.Name(name, ast.Load()), node)
+
+    def _keep(self, node):
+        return node
+
+    visit_IfExp = visit_BoolOp = visit_Lambda = _keep
+    visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = _keep
 
 
 class _OnePass(ast.NodeTransformer):
