@@ -12,8 +12,9 @@ import dpnp
 import numpy as np
 import pytest
 from conftest import CPU
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
+from hypothesis.extra.numpy import mutually_broadcastable_shapes
 from numba import prange
 
 import dpex_kernels as dk
@@ -285,9 +286,34 @@ def test_array_expression_dtype_follows_numpy(da, db):
     np.testing.assert_allclose(host(result), expected, rtol=1e-6)
 
 
-def test_array_expression_of_different_shapes_is_a_value_error():
-    with pytest.raises(ValueError, match="differ in shape"):
-        mixed(usm(np.ones(4)), usm(np.ones(5)))
+@settings(max_examples=30, deadline=None)
+@given(shapes=mutually_broadcastable_shapes(num_shapes=2, min_dims=1, max_dims=3, max_side=5))
+def test_array_expressions_broadcast_like_numpy(shapes):
+    (shape_a, shape_b), result_shape = shapes
+    a, b = sample(shape_a, "float64"), sample(shape_b, "float64") + 1
+    result = mixed(usm(a), usm(b))
+    assert result.shape == result_shape
+    np.testing.assert_allclose(host(result), a / b + 1)
+
+
+def test_array_expressions_that_do_not_broadcast_are_numpy_s_value_error():
+    with pytest.raises(ValueError, match="cannot be broadcast"):
+        mixed(usm(np.ones((2, 4))), usm(np.ones(5)))
+
+
+@dk.offload
+def stores_broadcast(c, row, column):
+    c[:] = row
+    c += column * 2
+
+
+def test_stores_into_an_array_broadcast_the_expression_to_it():
+    c = usm(np.zeros((4, 3)))
+    row, column = sample(3, "float64"), sample((4, 1), "float64")
+    stores_broadcast(c, usm(row), usm(column))
+    np.testing.assert_allclose(host(c), row + column * 2)
+    with pytest.raises(ValueError, match="do not broadcast to the shape of 'c'"):
+        stores_broadcast(usm(np.zeros((1, 3))), usm(row), usm(column))
 
 
 # --- reductions ------------------------------------------------------------------------------

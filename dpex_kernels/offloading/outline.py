@@ -203,6 +203,8 @@ class Outliner:
             "_dk_trip": host.trip_count,
             "_dk_never": _never,
             "_dk_groups_for": _groups_for,
+            "_dk_broadcast": np.broadcast_shapes,
+            "_dk_fits": _fits,
         }
         self.regions: list[Region] = []
         self.all_stores = _store_counts(tree.body)
@@ -756,7 +758,7 @@ class Outliner:
         self.locals.add(name)
         shape_of = arrays[0]
         ndim = self.argtypes[shape_of].ndim
-        out += self._same_shape(arrays, shape_of, line, "array reduction")
+        out += self._same_shape(arrays, shape_of, line)
         if op in ("min", "max"):
             message = f"zero-size array to reduction operation {op}imum which has no identity"
             out += statements(f"if {shape_of}.size == 0:\n    raise ValueError({message!r})", line)
@@ -764,7 +766,8 @@ class Outliner:
         out += statements(f"{name} = {ident}", line)
         indices = [self._fresh("r") for _ in range(ndim)]
         index = self._fresh("index")
-        value = ast.unparse(_ElementOf(self, set(arrays), index).visit(copy.deepcopy(expr)))
+        index_of = dict.fromkeys(arrays, index)
+        value = ast.unparse(_ElementOf(self, index_of).visit(copy.deepcopy(expr)))
         update = (
             f"{name} = {op}({name}, {value})" if op in ("min", "max") else f"{name} {op}= {value}"
         )
@@ -780,14 +783,15 @@ class Outliner:
         out += launch
         return name
 
-    def _same_shape(self, arrays: list, shape_of: str, line: int, what: str) -> list:
+    def _same_shape(self, arrays: list, shape_of: str, line: int) -> list:
         """Host statements raising ValueError where an operand's shape is not `shape_of`'s."""
         checks = []
         for name in arrays:
             if name != shape_of:
                 message = (
-                    f"{what} at line {line}: {name!r} and {shape_of!r} differ in shape; "
-                    f"offloaded array expressions take arrays of one shape (no broadcasting)"
+                    f"array reduction at line {line}: {name!r} and {shape_of!r} differ in shape; "
+                    f"an offloaded reduction of an expression takes arrays of one shape "
+                    f"(no broadcasting)"
                 )
                 checks += statements(
                     f"if {name}.shape != {shape_of}.shape:\n    raise ValueError({message!r})", line
@@ -832,42 +836,61 @@ class Outliner:
         region = Region(line, "array expression")
         self.regions.append(region)
         arrays = [n for n in operands if n in self.arrays]
-        shape_of = out if existing else arrays[0]
-        launch = self._same_shape(arrays, shape_of, line, "array expression")
-        if not existing:
+        r = len(self.regions)
+        # NumPy's broadcasting: the shape of all the arrays (the output's too, where it exists:
+        # `c[:] = e` and `c += e` store into c's shape), and whether every array already has
+        # it in its trailing dimensions (the kernel then indexes them all alike).
+        shapes = ", ".join(f"{n}.shape" for n in ([out] if existing else []) + arrays)
+        fits = " and ".join(f"_dk_fits({n}.shape, _dk_shape{r})" for n in arrays) or "True"
+        launch = statements(f"_dk_shape{r} = _dk_broadcast({shapes})\n_dk_exact{r} = {fits}", line)
+        if existing:
+            message = (
+                f"array expression at line {line}: the operands do not broadcast to "
+                f"the shape of {out!r}, which they are stored into"
+            )
+            launch += statements(
+                f"if _dk_shape{r} != {out}.shape:\n    raise ValueError({message!r})", line
+            )
+            result = out
+        else:
             result = out or self._fresh("result")
             examples = _DtypeOf(expr, operands, self)
             alloc = self._add(
                 host.allocator("empty", None, "device", self.device, examples), "alloc"
             )
             launch += statements(
-                f"{result} = {alloc}({shape_of}.shape, None, {shape_of}, ({', '.join(operands)},))",
+                f"{result} = {alloc}(_dk_shape{r}, None, {arrays[0]}, ({', '.join(operands)},))",
                 line,
             )
-        else:
-            result = out
-        element = _ElementOf(self, set(arrays), "_dk_index").visit(copy.deepcopy(expr))
-        value = ast.unparse(element)
-        if op is not None:
-            value = f"_dk_out[_dk_index] {_OP_SOURCE[type(op)]} ({value})"
-        params = ["_dk_out", *operands]
+        params = ["_dk_out", *operands, "_dk_exact"]
 
         def build(argtypes):
             ndim = argtypes[0].ndim
-            index = ", ".join(f"{API}.get_global_id({d})" for d in range(ndim))
-            source = (
-                f"def _dk_region({', '.join(params)}):\n"
-                f"    _dk_index = ({index}{',' if ndim == 1 else ''})\n"
-                f"    _dk_out[_dk_index] = {value}"
+            ids = [f"_dk_i{d}" for d in range(ndim)]
+            full = ids[0] if ndim == 1 else f"({', '.join(ids)})"
+            exact, general = {}, {}
+            for name, argtype in zip(operands, argtypes[1:]):
+                if name in arrays:
+                    own = ids[ndim - argtype.ndim :]
+                    clamped = [f"min({i}, {name}.shape[{d}] - 1)" for d, i in enumerate(own)]
+                    exact[name], general[name] = _index_source(own), _index_source(clamped)
+            values = []
+            for index_of in (exact, general):
+                value = ast.unparse(_ElementOf(self, index_of).visit(copy.deepcopy(expr)))
+                if op is not None:
+                    value = f"_dk_out[{full}] {_OP_SOURCE[type(op)]} ({value})"
+                values.append(value)
+            source = "\n".join(
+                [f"def _dk_region({', '.join(params)}):"]
+                + [f"    {i} = {API}.get_global_id({d})" for d, i in enumerate(ids)]
+                + ["    if _dk_exact:", f"        _dk_out[{full}] = {values[0]}"]
+                + ["    else:", f"        _dk_out[{full}] = {values[1]}"]
             )
-            if ndim == 1:
-                source = source.replace(f"({index},)", index)
             return statements(source, line)[0], {}
 
         kernel = self._kernel(region, "expr", params, build)
-        launch += statements(
-            f"_dk_ev = {kernel}[{result}.shape]({', '.join([result, *operands])})", line
-        )
+        args = ", ".join([result, *operands, f"_dk_exact{r}"])
+        launch += statements(f"_dk_ev = {kernel}[{result}.shape]({args})", line)
         if isinstance(stmt, ast.Return):
             launch += statements(f"return {result}", line)
         return launch
@@ -1029,6 +1052,20 @@ def _never():  # pragma: no cover (compiled)
 
 
 @numba.njit(cache=False)
+def _fits(shape, full):  # pragma: no cover (compiled)
+    """Whether an array of `shape` is `full` in its trailing dimensions: nothing to broadcast."""
+    lead = len(full) - len(shape)
+    for d in range(len(shape)):  # noqa: SIM110 (a loop Numba compiles, not a generator)
+        if shape[d] != full[lead + d]:
+            return False
+    return True
+
+
+def _index_source(parts: list[str]) -> str:
+    return parts[0] if len(parts) == 1 else f"({', '.join(parts)})"
+
+
+@numba.njit(cache=False)
 def _groups_for(total):  # pragma: no cover (compiled)
     """Work-groups of a reduction: REDUCTION_PER_ITEM iterations a work-item, up to the most."""
     per_group = REDUCTION_WORK_GROUP * REDUCTION_PER_ITEM
@@ -1108,14 +1145,14 @@ class _PrangeToRange(ast.NodeTransformer):
 class _ElementOf(ast.NodeTransformer):
     """An array expression's value at one index: arrays indexed, functions the kernel's own."""
 
-    def __init__(self, outliner: Outliner, arrays: set, index: str):
+    def __init__(self, outliner: Outliner, index_of: dict):
         self.outliner = outliner
-        self.arrays = arrays
-        self.index = index
+        self.index_of = index_of  # array name -> the source of its index
 
     def visit_Name(self, node):
-        if node.id in self.arrays:
-            return ast.Subscript(node, ast.Name(self.index, ast.Load()), ast.Load())
+        if node.id in self.index_of:
+            index = ast.parse(self.index_of[node.id], mode="eval").body
+            return ast.Subscript(node, index, ast.Load())
         return node
 
     def visit_Call(self, node):
