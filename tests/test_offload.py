@@ -97,7 +97,7 @@ def plain_bounds(a, out, n):
 
 @dk.offload
 def host_bounds(a, out, n):
-    m = n
+    m = max(n, 0)  # host code: a call Numba compiles
     for i in prange(len(a) - m):
         out[i] = a[i] + m
     for i in prange(m, a.shape[-1] // 2 * 2, 2):
@@ -122,6 +122,25 @@ def test_loops_of_plain_bounds_equal_the_compiled_host_function(n):
     assert not any(v.direct for v in host_bounds._versions.values())
     # The kernels compiled for the argument types are the ones the launches use.
     assert all(len(k.kernel.definitions) == 1 for k in plain_bounds.inspect_kernels())
+
+
+@dk.offload
+def plain_stencil(x, y):
+    n0, n1 = x.shape
+    inner = n1 - 1
+    for i in prange(1, n0 - 1):
+        for j in prange(1, inner):
+            y[i, j] = x[i - 1, j] + x[i + 1, j] - x[i, j - 1] * x[i, j + 1] + inner
+
+
+def test_plain_integer_names_keep_a_function_free_of_host_code():
+    x = sample((9, 12), "float64")
+    y = usm(np.zeros_like(x))
+    plain_stencil(usm(x), y)
+    expected = np.zeros_like(x)
+    expected[1:-1, 1:-1] = x[:-2, 1:-1] + x[2:, 1:-1] - x[1:-1, :-2] * x[1:-1, 2:] + 11
+    np.testing.assert_allclose(host(y), expected)
+    assert all(v.direct for v in plain_stencil._versions.values())
 
 
 @dk.offload

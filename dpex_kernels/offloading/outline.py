@@ -217,6 +217,7 @@ class Outliner:
         else:
             self.device = default_device().filter_string
         self.arrays, self.views = self._array_names()
+        self.plain_names = self._plain_names()
         self._counter = 0
 
     def outline(self) -> Outline:
@@ -236,11 +237,16 @@ class Outliner:
         return Outline(tree, self.namespace, self.regions, direct)
 
     def _direct_statement(self, stmt, last: bool) -> bool:
-        """Whether a top-level statement is a region, a docstring or a final bare return."""
+        """Whether a top-level statement is a region, a plain integer assignment, a docstring
+        or a final bare return."""
         if isinstance(stmt, ast.For):
             return self._is_region(stmt)
-        if isinstance(stmt, ast.Expr):
-            return isinstance(stmt.value, ast.Constant) and isinstance(stmt.value.value, str)
+        if _docstring(stmt):
+            return True
+        if isinstance(stmt, ast.Assign):
+            return _loads(stmt.targets) == set() and _store_counts(stmt.targets).keys() <= set(
+                self.plain_names
+            )
         if isinstance(stmt, ast.Return):
             bare = stmt.value is None or (
                 isinstance(stmt.value, ast.Constant) and stmt.value.value is None
@@ -258,11 +264,11 @@ class Outliner:
             return isinstance(node.op, ast.USub) and self._plain_int(node.operand)
         if _int_constant(node) is not None:
             return True
-        argtype = self._fixed_argument(node)
+        argtype = self._fixed_type(node)
         if argtype is not None:
             return isinstance(argtype, types.Integer) and argtype.signed
         if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Attribute):
-            argtype, k = self._fixed_argument(node.value.value), _int_constant(node.slice)
+            argtype, k = self._fixed_type(node.value.value), _int_constant(node.slice)
             return (
                 node.value.attr == "shape"
                 and isinstance(argtype, types.Array)
@@ -270,7 +276,7 @@ class Outliner:
                 and -argtype.ndim <= k < argtype.ndim
             )
         if isinstance(node, ast.Call) and len(node.args) == 1 and not node.keywords:
-            argtype = self._fixed_argument(node.args[0])
+            argtype = self._fixed_type(node.args[0])
             return (
                 self._resolve(node.func) is len
                 and isinstance(argtype, types.Array)
@@ -278,11 +284,42 @@ class Outliner:
             )
         return False
 
-    def _fixed_argument(self, node):
-        """The type of an argument the function never assigns, named by `node`, or None."""
-        if isinstance(node, ast.Name) and node.id in self.params and node.id not in self.all_stores:
+    def _fixed_type(self, node):
+        """The type of an argument the function never assigns, or of a plain integer name,
+        named by `node`; or None."""
+        if not isinstance(node, ast.Name):
+            return None
+        if node.id in self.params and node.id not in self.all_stores:
             return self.argtypes[node.id]
-        return None
+        return types.int64 if node.id in self.plain_names else None
+
+    def _plain_names(self) -> set:
+        """Names the function's first statements set once to plain integers (`n = len(a)`,
+        `n0, n1 = x.shape`): int64s in Python and in Numba alike."""
+        self.plain_names: set = set()
+        for stmt in self.tree.body:
+            if _docstring(stmt):
+                continue
+            if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1):
+                break
+            target, value = stmt.targets[0], stmt.value
+            names = [target] if isinstance(target, ast.Name) else getattr(target, "elts", [None])
+            if not all(isinstance(n, ast.Name) and self.all_stores[n.id] == 1 for n in names):
+                break
+            if isinstance(target, ast.Name):
+                plain = self._plain_int(value)
+            else:
+                shape_of = self._fixed_type(getattr(value, "value", None))
+                plain = (
+                    isinstance(value, ast.Attribute)
+                    and value.attr == "shape"
+                    and isinstance(shape_of, types.Array)
+                    and shape_of.ndim == len(names)
+                )
+            if not plain:
+                break
+            self.plain_names.update(n.id for n in names)
+        return self.plain_names
 
     # --- helpers ---------------------------------------------------------------------------
 
@@ -531,7 +568,7 @@ class Outliner:
         self.regions.append(region)
         r = len(self.regions)
         launch, bounds = [], []
-        plain = not reductions and all(self._fixed_argument(ast.Name(n)) is not None for n in free)
+        plain = not reductions and all(self._fixed_type(ast.Name(n)) is not None for n in free)
         for k, level in enumerate(levels):
             lo, hi, st = self._bounds(level)
             bounds.append(_Bounds(k, r, _int_constant(lo), _int_constant(st)))
@@ -572,7 +609,7 @@ class Outliner:
         kernel = self._kernel(region, "loop", params, build)
         if plain:
             scalars = [types.int64] * (len(params) - len(free))
-            region.launch_types = [self.argtypes[n] for n in free] + scalars
+            region.launch_types = [self._fixed_type(ast.Name(n)) for n in free] + scalars
         sizes = ", ".join(f"_dk_n{r}_{k}" for k in range(depth))
         launch_range = sizes if depth == 1 else f"({sizes})"
         args = ", ".join(free + [a for b in bounds for a in b.args(sizes=False)])
@@ -738,12 +775,13 @@ class Outliner:
             return None
         named = isinstance(expr, ast.Name)
         operands = [expr.id] if named else self._elementwise(expr, self.arrays)
-        if not operands or any(self._fixed_argument(ast.Name(n)) is None for n in operands):
+        if not operands or any(self._fixed_type(ast.Name(n)) is None for n in operands):
             return None  # what compiled host code computes: types known only as it is typed
-        arrays = [n for n in operands if isinstance(self.argtypes[n], types.Array)]
-        if not arrays or not 1 <= self.argtypes[arrays[0]].ndim <= 3:
+        operand_types = {n: self._fixed_type(ast.Name(n)) for n in operands}
+        arrays = [n for n, t in operand_types.items() if isinstance(t, types.Array)]
+        if not arrays or not 1 <= operand_types[arrays[0]].ndim <= 3:
             return None
-        element = _DtypeOf(expr, operands, self)([self.argtypes[n] for n in operands])
+        element = _DtypeOf(expr, operands, self)(list(operand_types.values()))
         dtype = np.dtype(str(element))
         if op in ("+", "*"):
             dtype = np.sum(np.ones(1, dtype)).dtype  # NumPy's accumulator: int32 sums to int64
@@ -929,6 +967,14 @@ class _Bounds:
         scaled = position if self.step == 1 else f"{position} * {step}"
         start = f"_dk_lo{self.k}" if self.start is None else str(self.start)
         return scaled if self.start == 0 else f"{start} + {scaled}"
+
+
+def _docstring(stmt) -> bool:
+    return (
+        isinstance(stmt, ast.Expr)
+        and isinstance(stmt.value, ast.Constant)
+        and isinstance(stmt.value.value, str)
+    )
 
 
 def _int_constant(node) -> int | None:
