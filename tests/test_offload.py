@@ -491,6 +491,16 @@ def test_array_sum_of_any_length(n):
     assert sum_of(usm(a)) == a.sum()
 
 
+@pytest.mark.parametrize("where", [0, 1, 699])
+def test_array_min_and_max_are_nan_where_numpy_s_are(where):
+    a, b = sample(700, "float32"), sample(700, "float32")
+    a[where] = np.nan
+    got = array_reductions(usm(a), usm(b))
+    expected = (a.sum(), np.sum(a * b) + np.max(b), (a - b).min(), np.prod(a), a.max())
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(expected))
+    assert np.isnan(got[2]) and np.isnan(got[4])
+
+
 @dk.offload
 def sum_of(a):
     return a.sum()

@@ -806,19 +806,36 @@ class Outliner:
         index = self._fresh("index")
         index_of = dict.fromkeys(arrays, index)
         value = ast.unparse(_ElementOf(self, index_of).visit(copy.deepcopy(expr)))
-        update = (
-            f"{name} = {op}({name}, {value})" if op in ("min", "max") else f"{name} {op}= {value}"
+        element = self._fresh("element")
+        update = [f"{element} = {value}"]
+        update.append(
+            f"{name} = {op}({name}, {element})"
+            if op in ("min", "max")
+            else f"{name} {op}= {element}"
         )
+        nans = None
+        if op in ("min", "max") and np.issubdtype(dtype, np.floating):
+            # NumPy's min and max are NaN where any element is; Python's min and max (each
+            # work-item's) skip a NaN after the first element: the NaNs are counted beside.
+            nans = self._fresh("nans")
+            self.all_stores[nans] = 2
+            self.locals.add(nans)
+            out += statements(f"{nans} = 0", line)
+            update.append(f"{nans} += {element} != {element}")
         source = "".join(
             f"{'    ' * k}for {i} in _dk_prange({shape_of}.shape[{k}]):\n"
             for k, i in enumerate(indices)
         )
         body = "    " * ndim
-        source += f"{body}{index} = ({', '.join(indices)},)\n{body}{update}"
+        source += f"{body}{index} = ({', '.join(indices)},)\n"
+        source += "\n".join(body + u for u in update)
         loop = statements(source, line)[0]
         self.locals.update(indices)
         launch, _ = self._loop(loop, kind=f"array reduction ({op})")
         out += launch
+        if nans is not None:
+            nan = self._add(dtype.type(np.nan), "nan")
+            out += statements(f"if {nans} > 0:\n    {name} = {nan}", line)
         return name
 
     def _same_shape(self, arrays: list, shape_of: str, line: int) -> list:
