@@ -6,8 +6,9 @@
   numba.njit(parallel=True) on host NumPy arrays (wall);
 - a prange dot product and sum (float32 accumulator) against dpnp.dot / dpnp.sum (wall, the
   scalar on the host);
-- compiling an offloaded one-loop function (outline, host @njit, kernel) against compiling
-  the explicit kernel, both with the compilers warm, fresh functions each time.
+- compiling an offloaded one-loop function (outline and kernel; a function of nothing but
+  prange nests has no host @njit compile) against compiling the explicit kernel, both with the
+  compilers warm, fresh functions each time.
 """
 
 from __future__ import annotations
