@@ -76,7 +76,7 @@ class OffloadDispatcher:
         self.__doc__ = py_func.__doc__
         self.__wrapped__ = py_func
         self.fallback = fallback
-        self.cache = bool(cache)  # the kernels' disk cache (API.md §6); host code is compiled
+        self.cache = bool(cache)  # the kernels' disk cache (API.md §6), not the host function's
         self._signature = inspect.signature(py_func)
         kinds = {p.kind for p in self._signature.parameters.values()}
         if kinds - {inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD}:
