@@ -12,8 +12,9 @@ import dpnp
 import numpy as np
 import pytest
 from conftest import CPU
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
+from hypothesis.extra.numpy import mutually_broadcastable_shapes
 from numba import prange
 
 import dpex_kernels as dk
@@ -82,6 +83,64 @@ def test_prange_step_zero_is_a_value_error():
 def test_arguments_compiled_code_cannot_take_are_a_type_error():
     with pytest.raises(TypeError, match="argument 'b' is a object"):
         vecadd(usm(np.ones(4)), object(), usm(np.ones(4)))
+
+
+@dk.offload
+def plain_bounds(a, out, n):
+    """Only prange nests with integer bounds of the arguments: no host function to compile."""
+    for i in prange(len(a) - n):
+        out[i] = a[i] + n
+    for i in prange(n, a.shape[-1] // 2 * 2, 2):
+        out[i] = out[i] * 3
+    return
+
+
+@dk.offload
+def host_bounds(a, out, n):
+    m = max(n, 0)  # host code: a call Numba compiles
+    for i in prange(len(a) - m):
+        out[i] = a[i] + m
+    for i in prange(m, a.shape[-1] // 2 * 2, 2):
+        out[i] = out[i] * 3
+
+
+@pytest.mark.parametrize("n", [3, np.int32(5), np.int64(40), 0])
+def test_loops_of_plain_bounds_equal_the_compiled_host_function(n):
+    a = sample(37, "float64")
+    expected = np.full(37, -1.0)
+    for i in range(len(a) - n):
+        expected[i] = a[i] + n
+    expected[n:36:2] *= 3
+    results = []
+    for function in (plain_bounds, host_bounds):
+        out = usm(np.full(37, -1.0))
+        function(usm(a), out, n)
+        results.append(host(out))
+    np.testing.assert_array_equal(results[0], expected)
+    np.testing.assert_array_equal(results[1], expected)
+    assert all(v.direct for v in plain_bounds._versions.values())
+    assert not any(v.direct for v in host_bounds._versions.values())
+    # The kernels compiled for the argument types are the ones the launches use.
+    assert all(len(k.kernel.definitions) == 1 for k in plain_bounds.inspect_kernels())
+
+
+@dk.offload
+def plain_stencil(x, y):
+    n0, n1 = x.shape
+    inner = n1 - 1
+    for i in prange(1, n0 - 1):
+        for j in prange(1, inner):
+            y[i, j] = x[i - 1, j] + x[i + 1, j] - x[i, j - 1] * x[i, j + 1] + inner
+
+
+def test_plain_integer_names_keep_a_function_free_of_host_code():
+    x = sample((9, 12), "float64")
+    y = usm(np.zeros_like(x))
+    plain_stencil(usm(x), y)
+    expected = np.zeros_like(x)
+    expected[1:-1, 1:-1] = x[:-2, 1:-1] + x[2:, 1:-1] - x[1:-1, :-2] * x[1:-1, 2:] + 11
+    np.testing.assert_allclose(host(y), expected)
+    assert all(v.direct for v in plain_stencil._versions.values())
 
 
 @dk.offload
@@ -246,9 +305,34 @@ def test_array_expression_dtype_follows_numpy(da, db):
     np.testing.assert_allclose(host(result), expected, rtol=1e-6)
 
 
-def test_array_expression_of_different_shapes_is_a_value_error():
-    with pytest.raises(ValueError, match="differ in shape"):
-        mixed(usm(np.ones(4)), usm(np.ones(5)))
+@settings(max_examples=30, deadline=None)
+@given(shapes=mutually_broadcastable_shapes(num_shapes=2, min_dims=1, max_dims=3, max_side=5))
+def test_array_expressions_broadcast_like_numpy(shapes):
+    (shape_a, shape_b), result_shape = shapes
+    a, b = sample(shape_a, "float64"), sample(shape_b, "float64") + 1
+    result = mixed(usm(a), usm(b))
+    assert result.shape == result_shape
+    np.testing.assert_allclose(host(result), a / b + 1)
+
+
+def test_array_expressions_that_do_not_broadcast_are_numpy_s_value_error():
+    with pytest.raises(ValueError, match="cannot be broadcast"):
+        mixed(usm(np.ones((2, 4))), usm(np.ones(5)))
+
+
+@dk.offload
+def stores_broadcast(c, row, column):
+    c[:] = row
+    c += column * 2
+
+
+def test_stores_into_an_array_broadcast_the_expression_to_it():
+    c = usm(np.zeros((4, 3)))
+    row, column = sample(3, "float64"), sample((4, 1), "float64")
+    stores_broadcast(c, usm(row), usm(column))
+    np.testing.assert_allclose(host(c), row + column * 2)
+    with pytest.raises(ValueError, match="do not broadcast to the shape of 'c'"):
+        stores_broadcast(usm(np.zeros((1, 3))), usm(row), usm(column))
 
 
 # --- reductions ------------------------------------------------------------------------------
@@ -369,6 +453,84 @@ def test_reduction_accumulator_type_is_numba_unified_type():
     # s starts as an int; the loop adds floats, so the sum is a float (as on the host).
     assert int_total(usm(np.full(10, 0.25))) == pytest.approx(2.5)
     assert int_total(usm(np.arange(10, dtype="i4"))) == 45
+
+
+# --- whole-array reductions -------------------------------------------------------------------
+
+
+@dk.offload
+def array_reductions(a, b):
+    return a.sum(), dpnp.sum(a * b) + np.max(b), (a - b).min(), np.prod(a), dpnp.amax(a)
+
+
+@pytest.mark.parametrize(
+    ("dtype", "shape"),
+    [("float32", (1000,)), ("float64", (17, 33)), ("int32", (3, 5, 7)), ("int64", (1000,))],
+)
+def test_array_reductions_equal_numpy(dtype, shape):
+    a = RNG.integers(1, 4, size=shape) if "int" in dtype else RNG.random(shape) + 0.5
+    a = a.astype(dtype)
+    b = sample(shape, dtype)
+    got = array_reductions(usm(a), usm(b))
+    expected = (a.sum(), np.sum(a * b) + np.max(b), (a - b).min(), np.prod(a), a.max())
+    for value, want in zip(got, expected):
+        assert isinstance(value, int) == np.issubdtype(want.dtype, np.integer)
+        np.testing.assert_allclose(value, want, rtol=1e-4 if dtype == "float32" else 1e-10)
+    kinds = {k.kind for k in array_reductions.inspect_kernels()}
+    assert kinds == {
+        "array reduction (+)",
+        "array reduction (max)",
+        "array reduction (min)",
+        "array reduction (*)",
+    }
+
+
+@given(n=st.integers(0, REDUCTION_WORK_GROUP * 20 + 3))
+def test_array_sum_of_any_length(n):
+    a = np.arange(n, dtype=np.int64)
+    assert sum_of(usm(a)) == a.sum()
+
+
+@pytest.mark.parametrize("where", [0, 1, 699])
+def test_array_min_and_max_are_nan_where_numpy_s_are(where):
+    a, b = sample(700, "float32"), sample(700, "float32")
+    a[where] = np.nan
+    got = array_reductions(usm(a), usm(b))
+    expected = (a.sum(), np.sum(a * b) + np.max(b), (a - b).min(), np.prod(a), a.max())
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(expected))
+    assert np.isnan(got[2]) and np.isnan(got[4])
+
+
+@dk.offload
+def sum_of(a):
+    return a.sum()
+
+
+def test_max_of_an_empty_array_is_numpy_s_value_error():
+    empty = np.ones((0, 3))
+    with pytest.raises(ValueError) as numpy_error:
+        (empty.sum(), np.sum(empty * empty) + np.max(empty))
+    with pytest.raises(ValueError, match=str(numpy_error.value)):
+        array_reductions(usm(empty), usm(empty))
+
+
+@dk.offload
+def normalise_in_place(x, weights):
+    x[:] = x * weights / (x * weights).sum()
+
+
+def test_an_array_reduction_inside_an_expression_runs_before_it():
+    x, w = sample(300, "float64"), sample(300, "float64")
+    x_usm = usm(x)
+    normalise_in_place(x_usm, usm(w))
+    np.testing.assert_allclose(host(x_usm), x * w / (x * w).sum())
+    kinds = sorted(k.kind for k in normalise_in_place.inspect_kernels())
+    assert kinds == ["array expression", "array reduction (+)", "array reduction (+)"]
+
+
+def test_array_reduction_of_different_shapes_is_a_value_error():
+    with pytest.raises(ValueError, match="differ in shape"):
+        array_reductions(usm(np.ones(4)), usm(np.ones(5)))
 
 
 # --- allocation inside -----------------------------------------------------------------------
@@ -593,3 +755,48 @@ def test_inspect_kernels_gives_spirv_and_attributes():
         assert "OpEntryPoint" in k.spirv or "SPIR-V binary" in k.spirv
         assert k.attrs.max_work_group_size > 0
         assert k.kind == "prange loop"
+
+
+CACHED_SOURCE = """
+import numpy as np
+from numba import prange
+
+import dpex_kernels as dk
+
+
+@dk.offload(cache=True)
+def scaled_sum(a, out):
+    for i in prange(a.shape[0]):
+        out[i] = a[i] * {factor}
+    s = 0.0
+    for i in prange(out.shape[0]):
+        s += out[i]
+    return s
+"""
+
+
+def _cached_function(folder, factor):
+    import importlib.util
+
+    path = folder / f"cached_{factor}.py"
+    path.write_text(CACHED_SOURCE.format(factor=factor))
+    spec = importlib.util.spec_from_file_location(f"cached_{factor}_{id(path)}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.scaled_sum
+
+
+def test_cache_true_loads_the_kernels_of_a_second_definition(tmp_path, monkeypatch):
+    monkeypatch.setenv("DPEX_KERNELS_CACHE_DIR", str(tmp_path / "cache"))
+    a = np.arange(100.0)
+    stats = []
+    for factor in (3, 3, 5):
+        function = _cached_function(tmp_path, factor)
+        out = usm(np.zeros(100))
+        assert np.isclose(function(usm(a), out), (a * factor).sum())
+        np.testing.assert_array_equal(host(out), a * factor)
+        own = [k.kernel for k in function.inspect_kernels() if "_dk_final" not in k.name]
+        stats.append([(k.stats.compiles, k.stats.cache_hits) for k in own])
+    assert stats[0] == [(1, 0), (1, 0)]
+    assert stats[1] == [(0, 1), (0, 1)]  # the same source: loaded, not compiled
+    assert stats[2] == [(1, 0), (0, 1)]  # the edited loop compiles again; the reduction loads

@@ -3,7 +3,9 @@ the device (API.md §9, docs/offload.md).
 
 Per tuple of argument types the outliner (outline.py) rewrites the function's syntax tree into
 a host function that launches one kernel per region, and Numba compiles that with @njit; the
-region kernels compile while Numba types it (kernels.py). A region that cannot run on a device
+region kernels compile while Numba types it (kernels.py). A function that is only prange
+nests with plain bounds needs no host compile: its host function runs as Python, each launch
+through the kernel's own dispatcher, as from any Python code. A region that cannot run on a device
 is a KernelCompileError naming its line, or with fallback="host" the version is rebuilt with
 that loop left as a sequential host loop, and a warning says so.
 """
@@ -19,11 +21,13 @@ from dataclasses import dataclass
 
 import numba
 import numpy as np
+from numba.core import types
 from numba.core.typing.templates import Signature
 
 from ..dispatcher._native import launcher
 from ..dispatcher.inspection import spirv_text
 from ..errors import ExecutionQueueError
+from . import host
 from .kernels import recording_failures
 from .outline import Outliner
 
@@ -50,16 +54,19 @@ class OffloadedKernel:
 class _Version:
     """The host function and region kernels for one tuple of argument types."""
 
-    def __init__(self, compiled, regions, host_lines):
-        self.compiled = compiled
+    def __init__(self, compiled, regions, host_lines, direct: bool):
+        self.compiled = compiled  # the @njit host function, or the Python one where direct
         self.regions = regions
         self.host_lines = host_lines
+        self.direct = direct
 
 
 class OffloadDispatcher:
     """What @dk.offload returns: call it like the function; inspect_kernels() lists kernels."""
 
-    def __init__(self, py_func, signatures=None, *, fallback: str | None = None):
+    def __init__(
+        self, py_func, signatures=None, *, fallback: str | None = None, cache: bool = False
+    ):
         if not inspect.isfunction(py_func):
             raise TypeError(f"@dk.offload decorates a Python function; got {py_func!r}")
         if fallback not in (None, "host"):
@@ -69,6 +76,7 @@ class OffloadDispatcher:
         self.__doc__ = py_func.__doc__
         self.__wrapped__ = py_func
         self.fallback = fallback
+        self.cache = bool(cache)  # the kernels' disk cache (API.md §6), not the host function's
         self._signature = inspect.signature(py_func)
         kinds = {p.kind for p in self._signature.parameters.values()}
         if kinds - {inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD}:
@@ -133,21 +141,30 @@ class OffloadDispatcher:
                 host_lines = host_lines | {region.line}
 
     def _build(self, argtypes, host_lines) -> _Version:
-        outline = Outliner(self.py_func, self._tree, argtypes, host_lines).outline()
+        outline = Outliner(self.py_func, self._tree, argtypes, host_lines, self.cache).outline()
         namespace = {**self.py_func.__globals__, **outline.namespace}
         closure = self.py_func.__code__.co_freevars
         for name, cell in zip(closure, self.py_func.__closure__ or ()):
             namespace[name] = cell.cell_contents
         module = ast.fix_missing_locations(ast.Module(body=[outline.tree], type_ignores=[]))
+        if outline.direct:
+            namespace["_dk_trip"] = host.trip_count.py_func
         scope: dict = {}
         exec(compile(module, self.py_func.__code__.co_filename, "exec"), namespace, scope)  # noqa: S102
-        return _Version(numba.njit(scope[self.py_func.__name__]), outline.regions, host_lines)
+        function = scope[self.py_func.__name__]
+        compiled = function if outline.direct else numba.njit(function)
+        return _Version(compiled, outline.regions, host_lines, outline.direct)
 
     def _try(self, version: _Version, argtypes):
         """Compile the host function; None, or (region, KernelCompileError) of a failed region."""
         with recording_failures() as failures:
             try:
-                version.compiled.compile(argtypes)
+                if version.direct:
+                    for region in version.regions:
+                        for kernel in region.kernels:
+                            kernel.compile(types.void(*region.launch_types))
+                else:
+                    version.compiled.compile(argtypes)
             except Exception:
                 if not failures:
                     raise
@@ -239,10 +256,10 @@ def _function_tree(py_func) -> ast.FunctionDef:
     return function
 
 
-def offload(function=None, /, signatures=None, *, fallback: str | None = None):
-    """@dk.offload, @dk.offload(sig | [sigs]) or @dk.offload(fallback="host")."""
+def offload(function=None, /, signatures=None, *, fallback: str | None = None, cache: bool = False):
+    """@dk.offload, @dk.offload(sig | [sigs]), @dk.offload(fallback="host", cache=True)."""
     if inspect.isfunction(function):
-        return OffloadDispatcher(function, signatures, fallback=fallback)
+        return OffloadDispatcher(function, signatures, fallback=fallback, cache=cache)
     if fallback not in (None, "host"):
         raise ValueError(f"fallback must be None or 'host'; got {fallback!r}")
     if function is not None:
@@ -250,7 +267,7 @@ def offload(function=None, /, signatures=None, *, fallback: str | None = None):
     _signatures(signatures)
 
     def decorate(py_func) -> OffloadDispatcher:
-        return OffloadDispatcher(py_func, signatures, fallback=fallback)
+        return OffloadDispatcher(py_func, signatures, fallback=fallback, cache=cache)
 
     return decorate
 

@@ -101,9 +101,11 @@ if _dk_lid == 0:
 class RegionKernel(JitKernel):
     """A lazy kernel whose source `build(argtypes) -> (def, extra globals)` makes per signature."""
 
-    def __init__(self, name: str, params: list[str], build, namespace: dict, filename: str):
+    def __init__(
+        self, name: str, params: list[str], build, namespace: dict, filename: str, cache: bool
+    ):
         stub = ast.parse(f"def {name}({', '.join(params)}):\n    pass").body[0]
-        super().__init__(function_from(stub, filename, {}))
+        super().__init__(function_from(stub, filename, {}), cache=cache)
         self._build = build
         self._namespace = namespace
         self._filename = filename
@@ -158,9 +160,9 @@ def reduction_dtypes(argtypes, count: int) -> list:
 _FINAL_KERNELS: dict = {}
 
 
-def final_kernel(op: str) -> RegionKernel:
+def final_kernel(op: str, cache: bool) -> RegionKernel:
     """The second pass of every `op` reduction: one work-group reduces the partial results."""
-    found = _FINAL_KERNELS.get(op)
+    found = _FINAL_KERNELS.get((op, cache))
     if found is not None:
         return found
     wg = REDUCTION_WORK_GROUP
@@ -185,9 +187,10 @@ def _dk_final_{_OP_NAMES[op]}(_dk_buffer, _dk_groups):
         build,
         {API: dpex_kernels},
         "<dpex_kernels.offloading>",
+        cache,
     )
     kernel.describe = f"the final pass of a '{op}' reduction"
-    _FINAL_KERNELS[op] = kernel
+    _FINAL_KERNELS[op, cache] = kernel
     return kernel
 
 

@@ -45,6 +45,14 @@ from .kernels import (
 _ALLOCATIONS = {dpnp.empty: "empty", dpnp.zeros: "zeros", dpnp.ones: "ones", dpnp.full: "full"}
 _ELEMENTWISE_OPS = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow)
 _REDUCTION_OPS = {ast.Add: "+", ast.Mult: "*"}
+#: Whole-array reductions: x.sum() and the like (methods), np/dpnp.sum(x) and the like.
+_REDUCTION_METHODS = {"sum": "+", "prod": "*", "min": "min", "max": "max"}
+_REDUCTION_FUNCTIONS = {
+    getattr(module, name): op
+    for module in (np, dpnp)
+    for name, op in [*_REDUCTION_METHODS.items(), ("amin", "min"), ("amax", "max")]
+    if hasattr(module, name)
+}
 
 
 def _functions() -> dict:
@@ -80,6 +88,9 @@ class Region:
     #: Kernels shared with other regions (a reduction's final pass): only the signatures
     #: whose first argument, the buffer, is one of this region's own kernels' arguments.
     shared: list = field(default_factory=list)
+    #: The kernel's argument types where the host code of its launch is plain Python (integer
+    #: bounds of the arguments, the arguments themselves passed): see Outline.direct.
+    launch_types: list | None = None
 
     def definitions(self):
         """(kernel, signature, CompiledKernel) of everything this region launches."""
@@ -101,6 +112,10 @@ class Outline:
     tree: ast.FunctionDef
     namespace: dict
     regions: list
+    #: The function is only prange nests with plain bounds (and a docstring, a bare return):
+    #: `tree` then runs as Python, launching each kernel through its dispatcher, and needs no
+    #: Numba compile of a host function (the kernels compile for `Region.launch_types`).
+    direct: bool = False
 
 
 # --- names ---------------------------------------------------------------------------------------
@@ -161,18 +176,26 @@ def _store_counts(nodes) -> dict:
 class Outliner:
     """Builds the Outline of one function for one tuple of argument types."""
 
-    def __init__(self, py_func, tree: ast.FunctionDef, argtypes: tuple, host_lines: frozenset):
+    def __init__(
+        self,
+        py_func,
+        tree: ast.FunctionDef,
+        argtypes: tuple,
+        host_lines: frozenset,
+        cache: bool,
+    ):
         self.py_func = py_func
+        self.cache = cache
         self.name = py_func.__name__
         self.filename = py_func.__code__.co_filename
-        self.tree = tree
+        self.tree = copy.deepcopy(tree)  # rewritten in place: the function's own stays as it is
         self.host_lines = host_lines
         self.params = [a.arg for a in tree.args.posonlyargs + tree.args.args]
         self.argtypes = dict(zip(self.params, argtypes))
         closure = dict(
             zip(py_func.__code__.co_freevars, (c.cell_contents for c in py_func.__closure__ or ()))
         )
-        self.globals = {**py_func.__globals__, **closure}
+        self.globals = {**py_func.__globals__, **closure, "_dk_prange": numba.prange}
         self.kernel_namespace = {**self.globals, API: dpex_kernels, MATH: math}
         self.namespace = {
             API: dpex_kernels,
@@ -180,6 +203,8 @@ class Outliner:
             "_dk_trip": host.trip_count,
             "_dk_never": _never,
             "_dk_groups_for": _groups_for,
+            "_dk_broadcast": np.broadcast_shapes,
+            "_dk_fits": _fits,
         }
         self.regions: list[Region] = []
         self.all_stores = _store_counts(tree.body)
@@ -192,6 +217,7 @@ class Outliner:
         else:
             self.device = default_device().filter_string
         self.arrays, self.views = self._array_names()
+        self.plain_names = self._plain_names()
         self._counter = 0
 
     def outline(self) -> Outline:
@@ -205,7 +231,95 @@ class Outliner:
             type_params=[],
         )
         ast.copy_location(tree, self.tree)
-        return Outline(tree, self.namespace, self.regions)
+        direct = all(r.launch_types is not None for r in self.regions) and all(
+            self._direct_statement(stmt, last=stmt is self.tree.body[-1]) for stmt in self.tree.body
+        )
+        return Outline(tree, self.namespace, self.regions, direct)
+
+    def _direct_statement(self, stmt, last: bool) -> bool:
+        """Whether a top-level statement is a region, a plain integer assignment, a docstring
+        or a final bare return."""
+        if isinstance(stmt, ast.For):
+            return self._is_region(stmt)
+        if _docstring(stmt):
+            return True
+        if isinstance(stmt, ast.Assign):
+            return _loads(stmt.targets) == set() and _store_counts(stmt.targets).keys() <= set(
+                self.plain_names
+            )
+        if isinstance(stmt, ast.Return):
+            bare = stmt.value is None or (
+                isinstance(stmt.value, ast.Constant) and stmt.value.value is None
+            )
+            return last and bare
+        return False
+
+    def _plain_int(self, node) -> bool:
+        """Whether a loop bound is integer arithmetic on constants, integer arguments and the
+        arguments' shapes: Python computes it as Numba would, with no typing to do."""
+        if isinstance(node, ast.BinOp):
+            plain_op = isinstance(node.op, (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv))
+            return plain_op and self._plain_int(node.left) and self._plain_int(node.right)
+        if isinstance(node, ast.UnaryOp):
+            return isinstance(node.op, ast.USub) and self._plain_int(node.operand)
+        if _int_constant(node) is not None:
+            return True
+        argtype = self._fixed_type(node)
+        if argtype is not None:
+            return isinstance(argtype, types.Integer) and argtype.signed
+        if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Attribute):
+            argtype, k = self._fixed_type(node.value.value), _int_constant(node.slice)
+            return (
+                node.value.attr == "shape"
+                and isinstance(argtype, types.Array)
+                and k is not None
+                and -argtype.ndim <= k < argtype.ndim
+            )
+        if isinstance(node, ast.Call) and len(node.args) == 1 and not node.keywords:
+            argtype = self._fixed_type(node.args[0])
+            return (
+                self._resolve(node.func) is len
+                and isinstance(argtype, types.Array)
+                and argtype.ndim > 0
+            )
+        return False
+
+    def _fixed_type(self, node):
+        """The type of an argument the function never assigns, or of a plain integer name,
+        named by `node`; or None."""
+        if not isinstance(node, ast.Name):
+            return None
+        if node.id in self.params and node.id not in self.all_stores:
+            return self.argtypes[node.id]
+        return types.int64 if node.id in self.plain_names else None
+
+    def _plain_names(self) -> set:
+        """Names the function's first statements set once to plain integers (`n = len(a)`,
+        `n0, n1 = x.shape`): int64s in Python and in Numba alike."""
+        self.plain_names: set = set()
+        for stmt in self.tree.body:
+            if _docstring(stmt):
+                continue
+            if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1):
+                break
+            target, value = stmt.targets[0], stmt.value
+            names = [target] if isinstance(target, ast.Name) else getattr(target, "elts", [None])
+            if not all(isinstance(n, ast.Name) and self.all_stores[n.id] == 1 for n in names):
+                break
+            if isinstance(target, ast.Name):
+                plain = self._plain_int(value)
+            else:
+                shape_of = self._fixed_type(getattr(value, "value", None))
+                plain = (
+                    isinstance(value, ast.Attribute)
+                    and value.attr == "shape"
+                    and isinstance(shape_of, types.Array)
+                    and shape_of.ndim == len(names)
+                )
+            if not plain:
+                break
+            self.plain_names.update(n.id for n in names)
+        return self.plain_names
 
     # --- helpers ---------------------------------------------------------------------------
 
@@ -247,7 +361,7 @@ class Outliner:
         taken = {k.__name__ for r in self.regions for k in r.kernels}
         while name in taken:
             name += "_"
-        kernel = RegionKernel(name, params, build, self.kernel_namespace, self.filename)
+        kernel = RegionKernel(name, params, build, self.kernel_namespace, self.filename, self.cache)
         kernel.describe = (
             f"@dk.offload function '{self.name}': the {region.kind} at line {region.line}"
         )
@@ -335,6 +449,8 @@ class Outliner:
     def _block(self, stmts: list, top: bool = False) -> list:
         out = []
         for position, stmt in enumerate(stmts):
+            if isinstance(stmt, (ast.Assign, ast.AugAssign, ast.Return, ast.Expr)):
+                stmt = _Hoist(self, out).visit(stmt)
             region = self._region(stmt)
             if region is None:
                 out.append(self._host_statement(stmt))
@@ -420,7 +536,7 @@ class Outliner:
                 raise self._error(level.lineno, "a prange loop's index must be a plain name")
         return levels
 
-    def _loop(self, loop: ast.For):
+    def _loop(self, loop: ast.For, kind: str | None = None):
         levels = self._nest(loop)
         body = levels[-1].body
         line = loop.lineno
@@ -441,7 +557,7 @@ class Outliner:
                 f"function; pass the view in as an argument, or index the whole array in the loop",
             )
         depth = len(levels)
-        kind = (
+        kind = kind or (
             f"prange loop with a reduction ({', '.join(f'{n} {o}' for n, o in reductions.items())})"
             if reductions
             else f"{depth}-D prange nest"
@@ -452,11 +568,19 @@ class Outliner:
         self.regions.append(region)
         r = len(self.regions)
         launch, bounds = [], []
+        plain = not reductions and all(self._fixed_type(ast.Name(n)) is not None for n in free)
         for k, level in enumerate(levels):
             lo, hi, st = self._bounds(level)
             bounds.append(_Bounds(k, r, _int_constant(lo), _int_constant(st)))
             step = bounds[-1].step
-            lo, hi, st = (ast.unparse(_Allocations(self).visit(a)) for a in (lo, hi, st))
+            plain = plain and all(self._plain_int(a) for a in (lo, hi, st))
+            # int(): a bound is an int64 (Numba's intp, Python's int) whichever code runs it
+            lo, hi, st = (
+                ast.unparse(a)
+                if _int_constant(a) is not None or not self._plain_int(a)
+                else f"int({ast.unparse(a)})"
+                for a in (_Allocations(self).visit(a) for a in (lo, hi, st))
+            )
             names = f"_dk_lo{r}_{k}, _dk_hi{r}_{k}, _dk_st{r}_{k}"
             if step is not None and step > 0:  # range's count, inline: no call to compile in
                 count = f"max(0, (_dk_hi{r}_{k} - _dk_lo{r}_{k} + {step - 1}) // {step})"
@@ -483,6 +607,9 @@ class Outliner:
             return copy.deepcopy(tree), {}
 
         kernel = self._kernel(region, "loop", params, build)
+        if plain:
+            scalars = [types.int64] * (len(params) - len(free))
+            region.launch_types = [self._fixed_type(ast.Name(n)) for n in free] + scalars
         sizes = ", ".join(f"_dk_n{r}_{k}" for k in range(depth))
         launch_range = sizes if depth == 1 else f"({sizes})"
         args = ", ".join(free + [a for b in bounds for a in b.args(sizes=False)])
@@ -616,7 +743,7 @@ class Outliner:
             line,
         )
         for j, name in enumerate(names):
-            final = final_kernel(reductions[name])
+            final = final_kernel(reductions[name], self.cache)
             region.shared.append(final)
             final_name = self._add(final, "final")
             launch += statements(
@@ -628,6 +755,103 @@ class Outliner:
             value = combine(reductions[name], name, f"_dk_buf{r}_{j}[_dk_groups{r}]")
             launch += statements(f"{name} = {value}", line)
         return launch
+
+    # --- whole-array reductions --------------------------------------------------------------
+
+    def _array_reduction(self, node) -> tuple | None:
+        """`e.sum()`, `dpnp.sum(e)` and the like over arguments: (operator, expression, its
+        operands, its arrays, NumPy's result dtype), or None where host code computes it."""
+        if not isinstance(node, ast.Call) or node.keywords:
+            return None
+        if (
+            isinstance(node.func, ast.Attribute)
+            and node.func.attr in _REDUCTION_METHODS
+            and not node.args
+        ):
+            op, expr = _REDUCTION_METHODS[node.func.attr], node.func.value
+        elif len(node.args) == 1 and self._resolve(node.func) in _REDUCTION_FUNCTIONS:
+            op, expr = _REDUCTION_FUNCTIONS[self._resolve(node.func)], node.args[0]
+        else:
+            return None
+        named = isinstance(expr, ast.Name)
+        operands = [expr.id] if named else self._elementwise(expr, self.arrays)
+        if not operands or any(self._fixed_type(ast.Name(n)) is None for n in operands):
+            return None  # what compiled host code computes: types known only as it is typed
+        operand_types = {n: self._fixed_type(ast.Name(n)) for n in operands}
+        arrays = [n for n, t in operand_types.items() if isinstance(t, types.Array)]
+        if not arrays or not 1 <= operand_types[arrays[0]].ndim <= 3:
+            return None
+        element = _DtypeOf(expr, operands, self)(list(operand_types.values()))
+        dtype = np.dtype(str(element))
+        if op in ("+", "*"):
+            dtype = np.sum(np.ones(1, dtype)).dtype  # NumPy's accumulator: int32 sums to int64
+        elif not (np.issubdtype(dtype, np.integer) or np.issubdtype(dtype, np.floating)):
+            return None
+        return op, expr, operands, arrays, dtype
+
+    def _reduce_array(self, line: int, op: str, expr, operands, arrays, dtype, out: list) -> str:
+        """Launch a whole-array reduction before the statement using it; its result's name."""
+        name = self._fresh("reduced")
+        self.all_stores[name] = 2  # set here, updated in the loop: a reduction of the function
+        self.locals.add(name)
+        shape_of = arrays[0]
+        ndim = self.argtypes[shape_of].ndim
+        out += self._same_shape(arrays, shape_of, line)
+        if op in ("min", "max"):
+            message = f"zero-size array to reduction operation {op}imum which has no identity"
+            out += statements(f"if {shape_of}.size == 0:\n    raise ValueError({message!r})", line)
+        ident = self._add(identity(op, dtype), "identity")
+        out += statements(f"{name} = {ident}", line)
+        indices = [self._fresh("r") for _ in range(ndim)]
+        index = self._fresh("index")
+        index_of = dict.fromkeys(arrays, index)
+        value = ast.unparse(_ElementOf(self, index_of).visit(copy.deepcopy(expr)))
+        element = self._fresh("element")
+        update = [f"{element} = {value}"]
+        update.append(
+            f"{name} = {op}({name}, {element})"
+            if op in ("min", "max")
+            else f"{name} {op}= {element}"
+        )
+        nans = None
+        if op in ("min", "max") and np.issubdtype(dtype, np.floating):
+            # NumPy's min and max are NaN where any element is; Python's min and max (each
+            # work-item's) skip a NaN after the first element: the NaNs are counted beside.
+            nans = self._fresh("nans")
+            self.all_stores[nans] = 2
+            self.locals.add(nans)
+            out += statements(f"{nans} = 0", line)
+            update.append(f"{nans} += {element} != {element}")
+        source = "".join(
+            f"{'    ' * k}for {i} in _dk_prange({shape_of}.shape[{k}]):\n"
+            for k, i in enumerate(indices)
+        )
+        body = "    " * ndim
+        source += f"{body}{index} = ({', '.join(indices)},)\n"
+        source += "\n".join(body + u for u in update)
+        loop = statements(source, line)[0]
+        self.locals.update(indices)
+        launch, _ = self._loop(loop, kind=f"array reduction ({op})")
+        out += launch
+        if nans is not None:
+            nan = self._add(dtype.type(np.nan), "nan")
+            out += statements(f"if {nans} > 0:\n    {name} = {nan}", line)
+        return name
+
+    def _same_shape(self, arrays: list, shape_of: str, line: int) -> list:
+        """Host statements raising ValueError where an operand's shape is not `shape_of`'s."""
+        checks = []
+        for name in arrays:
+            if name != shape_of:
+                message = (
+                    f"array reduction at line {line}: {name!r} and {shape_of!r} differ in shape; "
+                    f"an offloaded reduction of an expression takes arrays of one shape "
+                    f"(no broadcasting)"
+                )
+                checks += statements(
+                    f"if {name}.shape != {shape_of}.shape:\n    raise ValueError({message!r})", line
+                )
+        return checks
 
     # --- array expressions ---------------------------------------------------------------------
 
@@ -667,51 +891,61 @@ class Outliner:
         region = Region(line, "array expression")
         self.regions.append(region)
         arrays = [n for n in operands if n in self.arrays]
-        shape_of = out if existing else arrays[0]
-        launch = []
-        for name in arrays:
-            if name != shape_of:
-                message = (
-                    f"array expression at line {line}: {name!r} and {shape_of!r} differ in shape; "
-                    f"offloaded array expressions take arrays of one shape (no broadcasting)"
-                )
-                launch += statements(
-                    f"if {name}.shape != {shape_of}.shape:\n    raise ValueError({message!r})", line
-                )
-        if not existing:
+        r = len(self.regions)
+        # NumPy's broadcasting: the shape of all the arrays (the output's too, where it exists:
+        # `c[:] = e` and `c += e` store into c's shape), and whether every array already has
+        # it in its trailing dimensions (the kernel then indexes them all alike).
+        shapes = ", ".join(f"{n}.shape" for n in ([out] if existing else []) + arrays)
+        fits = " and ".join(f"_dk_fits({n}.shape, _dk_shape{r})" for n in arrays) or "True"
+        launch = statements(f"_dk_shape{r} = _dk_broadcast({shapes})\n_dk_exact{r} = {fits}", line)
+        if existing:
+            message = (
+                f"array expression at line {line}: the operands do not broadcast to "
+                f"the shape of {out!r}, which they are stored into"
+            )
+            launch += statements(
+                f"if _dk_shape{r} != {out}.shape:\n    raise ValueError({message!r})", line
+            )
+            result = out
+        else:
             result = out or self._fresh("result")
             examples = _DtypeOf(expr, operands, self)
             alloc = self._add(
                 host.allocator("empty", None, "device", self.device, examples), "alloc"
             )
             launch += statements(
-                f"{result} = {alloc}({shape_of}.shape, None, {shape_of}, ({', '.join(operands)},))",
+                f"{result} = {alloc}(_dk_shape{r}, None, {arrays[0]}, ({', '.join(operands)},))",
                 line,
             )
-        else:
-            result = out
-        element = _ElementOf(self, set(arrays), "_dk_index").visit(copy.deepcopy(expr))
-        value = ast.unparse(element)
-        if op is not None:
-            value = f"_dk_out[_dk_index] {_OP_SOURCE[type(op)]} ({value})"
-        params = ["_dk_out", *operands]
+        params = ["_dk_out", *operands, "_dk_exact"]
 
         def build(argtypes):
             ndim = argtypes[0].ndim
-            index = ", ".join(f"{API}.get_global_id({d})" for d in range(ndim))
-            source = (
-                f"def _dk_region({', '.join(params)}):\n"
-                f"    _dk_index = ({index}{',' if ndim == 1 else ''})\n"
-                f"    _dk_out[_dk_index] = {value}"
+            ids = [f"_dk_i{d}" for d in range(ndim)]
+            full = ids[0] if ndim == 1 else f"({', '.join(ids)})"
+            exact, general = {}, {}
+            for name, argtype in zip(operands, argtypes[1:]):
+                if name in arrays:
+                    own = ids[ndim - argtype.ndim :]
+                    clamped = [f"min({i}, {name}.shape[{d}] - 1)" for d, i in enumerate(own)]
+                    exact[name], general[name] = _index_source(own), _index_source(clamped)
+            values = []
+            for index_of in (exact, general):
+                value = ast.unparse(_ElementOf(self, index_of).visit(copy.deepcopy(expr)))
+                if op is not None:
+                    value = f"_dk_out[{full}] {_OP_SOURCE[type(op)]} ({value})"
+                values.append(value)
+            source = "\n".join(
+                [f"def _dk_region({', '.join(params)}):"]
+                + [f"    {i} = {API}.get_global_id({d})" for d, i in enumerate(ids)]
+                + ["    if _dk_exact:", f"        _dk_out[{full}] = {values[0]}"]
+                + ["    else:", f"        _dk_out[{full}] = {values[1]}"]
             )
-            if ndim == 1:
-                source = source.replace(f"({index},)", index)
             return statements(source, line)[0], {}
 
         kernel = self._kernel(region, "expr", params, build)
-        launch += statements(
-            f"_dk_ev = {kernel}[{result}.shape]({', '.join([result, *operands])})", line
-        )
+        args = ", ".join([result, *operands, f"_dk_exact{r}"])
+        launch += statements(f"_dk_ev = {kernel}[{result}.shape]({args})", line)
         if isinstance(stmt, ast.Return):
             launch += statements(f"return {result}", line)
         return launch
@@ -750,6 +984,14 @@ class _Bounds:
         scaled = position if self.step == 1 else f"{position} * {step}"
         start = f"_dk_lo{self.k}" if self.start is None else str(self.start)
         return scaled if self.start == 0 else f"{start} + {scaled}"
+
+
+def _docstring(stmt) -> bool:
+    return (
+        isinstance(stmt, ast.Expr)
+        and isinstance(stmt.value, ast.Constant)
+        and isinstance(stmt.value.value, str)
+    )
 
 
 def _int_constant(node) -> int | None:
@@ -873,11 +1115,51 @@ def _never():  # pragma: no cover (compiled)
 
 
 @numba.njit(cache=False)
+def _fits(shape, full):  # pragma: no cover (compiled)
+    """Whether an array of `shape` is `full` in its trailing dimensions: nothing to broadcast."""
+    lead = len(full) - len(shape)
+    for d in range(len(shape)):  # noqa: SIM110 (a loop Numba compiles, not a generator)
+        if shape[d] != full[lead + d]:
+            return False
+    return True
+
+
+def _index_source(parts: list[str]) -> str:
+    return parts[0] if len(parts) == 1 else f"({', '.join(parts)})"
+
+
+@numba.njit(cache=False)
 def _groups_for(total):  # pragma: no cover (compiled)
     """Work-groups of a reduction: REDUCTION_PER_ITEM iterations a work-item, up to the most."""
     per_group = REDUCTION_WORK_GROUP * REDUCTION_PER_ITEM
     groups = (total + per_group - 1) // per_group
     return max(1, min(groups, REDUCTION_MAX_GROUPS))
+
+
+class _Hoist(ast.NodeTransformer):
+    """Whole-array reductions in a statement: launched before it, their results' names in it.
+
+    Only parts the statement always evaluates, once: not inside `x if c else y`, `and`/`or`,
+    lambdas or comprehensions, whose parts Python may evaluate never or many times.
+    """
+
+    def __init__(self, outliner: Outliner, out: list):
+        self.outliner = outliner
+        self.out = out
+
+    def visit_Call(self, node):
+        self.generic_visit(node)
+        found = self.outliner._array_reduction(node)
+        if found is None:
+            return node
+        name = self.outliner._reduce_array(node.lineno, *found, self.out)
+        return ast.copy_location(ast.Name(name, ast.Load()), node)
+
+    def _keep(self, node):
+        return node
+
+    visit_IfExp = visit_BoolOp = visit_Lambda = _keep
+    visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = _keep
 
 
 class _OnePass(ast.NodeTransformer):
@@ -926,14 +1208,14 @@ class _PrangeToRange(ast.NodeTransformer):
 class _ElementOf(ast.NodeTransformer):
     """An array expression's value at one index: arrays indexed, functions the kernel's own."""
 
-    def __init__(self, outliner: Outliner, arrays: set, index: str):
+    def __init__(self, outliner: Outliner, index_of: dict):
         self.outliner = outliner
-        self.arrays = arrays
-        self.index = index
+        self.index_of = index_of  # array name -> the source of its index
 
     def visit_Name(self, node):
-        if node.id in self.arrays:
-            return ast.Subscript(node, ast.Name(self.index, ast.Load()), ast.Load())
+        if node.id in self.index_of:
+            index = ast.parse(self.index_of[node.id], mode="eval").body
+            return ast.Subscript(node, index, ast.Load())
         return node
 
     def visit_Call(self, node):
