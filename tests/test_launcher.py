@@ -109,6 +109,37 @@ def test_dpnp_work_on_another_queue_object_of_the_same_queue_is_ordered():
     np.testing.assert_array_equal(dpnp.asnumpy(dst), np.full(N, 16.0, dtype="f4"))
 
 
+@dk.kernel(dk.void(F8, F8, dk.int64))
+def shifted_copy(src, dst, shift):
+    i = dk.get_global_id(0)
+    dst[i] = src[i] + shift
+
+
+@dk.kernel(dk.void(F8, dk.int64))
+def triple_every_other(dst, start):
+    i = dk.get_global_id(0) * 2 + start
+    dst[i] = dst[i] * 3.0
+
+
+def test_a_kernel_sees_the_results_of_the_kernel_launched_before_it():
+    """Program order on one queue, through the keep-alive ring's releases (every 8th launch):
+    the second kernel reads what the first wrote, on arrays dpnp just filled."""
+    src = dpnp.asarray(np.random.default_rng(0).random(37), device=CPU)
+    host_src = dpnp.asnumpy(src)
+    wrong = []
+    for trial in range(TRIALS):
+        shift = trial % 7
+        dst = dpnp.full(37, -1.0, device=CPU)
+        shifted_copy[37 - shift](src, dst, shift)
+        triple_every_other[len(range(shift, 36, 2))](dst, shift)
+        expected = np.full(37, -1.0)
+        expected[: 37 - shift] = host_src[: 37 - shift] + shift
+        expected[shift:36:2] *= 3
+        if not np.array_equal(dpnp.asnumpy(dst), expected):
+            wrong.append(trial)
+    assert not wrong, f"{len(wrong)} of {TRIALS} trials ran the second kernel out of order"
+
+
 # --- a launch's cost does not depend on the backlog -----------------------------------------
 
 
