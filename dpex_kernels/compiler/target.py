@@ -236,6 +236,7 @@ class SYCLTargetContext(BaseContext):
         self._internal_codegen = codegen.SPIRVCodegen()
         self._target_data = ll.create_target_data(codegen.DATA_LAYOUT)
         self.data_model_manager = _data_model_manager()
+        self._abi_facts: dict[tuple[str, str], int] = {}
 
     def load_additional_registries(self):
         from numba.cpython import (  # noqa: F401  (importing registers their lowering)
@@ -268,6 +269,24 @@ class SYCLTargetContext(BaseContext):
     @property
     def target_data(self):
         return self._target_data
+
+    def get_abi_sizeof(self, ty):
+        """Numba's, remembered per type: llvmlite parses a module for each answer (2% of a
+        kernel's compile went to asking for the same few sizes again)."""
+        return self._abi_fact(ty, "size", super().get_abi_sizeof)
+
+    def get_abi_alignment(self, ty):
+        """Numba's, remembered per type (as get_abi_sizeof)."""
+        return self._abi_fact(ty, "alignment", super().get_abi_alignment)
+
+    def _abi_fact(self, ty, fact: str, compute) -> int:
+        name = str(ty)
+        if "%" in name:  # a named struct, or one holding one: its body may change
+            return compute(ty)
+        found = self._abi_facts.get((name, fact))
+        if found is None:
+            found = self._abi_facts[(name, fact)] = compute(ty)
+        return found
 
     def create_module(self, name):
         return self._internal_codegen._create_empty_module(name)
