@@ -78,8 +78,25 @@ def _data_model_manager() -> datamodel.DataModelManager:
     return dmm
 
 
+#: How many call typings SYCLTypingContext remembers at most.
+_RESOLVED_LIMIT = 4096
+
+
+def _hashable(key) -> bool:
+    """Some types hold unhashable values (a literal slice)."""
+    try:
+        hash(key)
+    except TypeError:
+        return False
+    return True
+
+
 class SYCLTypingContext(typing.BaseContext):
     """Numba's typing rules plus the kernel API; CPU-only registries are left out."""
+
+    def __init__(self):
+        self._resolved: dict[tuple, typing.Signature] = {}
+        super().__init__()
 
     def load_additional_registries(self):
         from numba.core.typing import cmathdecl, enumdecl, mathdecl, npydecl
@@ -113,6 +130,23 @@ class SYCLTypingContext(typing.BaseContext):
         return unified if unified is not None else super().unify_pairs(first, second)
 
     def resolve_function_type(self, func, args, kws):
+        """Numba's typing of a call, remembered across compiles: kernels call the same kernel
+        API functions and operators with the same argument types, and typing them again took
+        two thirds of a kernel's typing. Device functions are typed afresh (their types hold
+        the function, and a call may compile it), failures too."""
+        key = (func, tuple(args), tuple(sorted(dict(kws).items())))
+        if isinstance(func, types.Dispatcher) or not _hashable(key):
+            return self._resolve_function_type(func, args, kws)
+        found = self._resolved.get(key)
+        if found is None:
+            found = self._resolve_function_type(func, args, kws)
+            if found is not None:
+                if len(self._resolved) >= _RESOLVED_LIMIT:
+                    self._resolved.clear()  # kernels made in a loop with ever new literals
+                self._resolved[key] = found
+        return found
+
+    def _resolve_function_type(self, func, args, kws):
         """Typing rules that need a dtype (NumPy ufuncs above all) see a weak float as float64."""
         if not any(isinstance(t, WeakFloat) for t in args):
             return super().resolve_function_type(func, args, kws)
