@@ -91,6 +91,16 @@ def _hashable(key) -> bool:
     return True
 
 
+def _is_builtin_class(val) -> bool:
+    """A class of Python's builtins that Numba types by its registry (exceptions it types as
+    exception classes, by typeof)."""
+    return (
+        isinstance(val, type)
+        and val.__module__ == "builtins"
+        and not issubclass(val, BaseException)
+    )
+
+
 class SYCLTypingContext(typing.BaseContext):
     """Numba's typing rules plus the kernel API; CPU-only registries are left out."""
 
@@ -108,13 +118,19 @@ class SYCLTypingContext(typing.BaseContext):
         self.install_registry(typing_registry)
 
     def resolve_value_type(self, val):
-        """Python floats are weak (literals.py); CPU @njit functions get device twins."""
+        """Python floats are weak (literals.py); CPU @njit functions get device twins; builtin
+        classes (range, int) are typed from the registry straight away (Numba's typeof would
+        first import numba.typed, 40 ms, and start the CPU target, only to find nothing)."""
         from numba.core.dispatcher import Dispatcher
 
         from .functions import DeviceFunction
 
         if type(val) is float:
             return weak_float
+        if _is_builtin_class(val):
+            found = self._get_global_type(val)
+            if found is not None:
+                return found
         if isinstance(val, Dispatcher) and not isinstance(val, DeviceFunction):
             val = DeviceFunction.for_cpu_dispatcher(val)
         return super().resolve_value_type(val)
