@@ -19,6 +19,7 @@ from numba.core.datamodel import models
 from numba.core.descriptors import TargetDescriptor
 from numba.core.options import TargetOptions
 from numba.core.target_extension import GPU, target_registry
+from numba.core.typing.templates import FunctionTemplate
 
 from ..types.usm_array_type import USMArrayType
 from . import arithmetic, bounds, codegen, patches
@@ -78,8 +79,43 @@ def _data_model_manager() -> datamodel.DataModelManager:
     return dmm
 
 
+#: How many call typings SYCLTypingContext remembers at most.
+_RESOLVED_LIMIT = 4096
+
+
+def _plain_template(template) -> bool:
+    """A typing template whose answer depends on the argument types alone (not an @overload
+    or @intrinsic one, which compiles and keeps its implementation per call)."""
+    return getattr(template, "get_impl_key", None) is FunctionTemplate.get_impl_key
+
+
+def _hashable(key) -> bool:
+    """Some types hold unhashable values (a literal slice)."""
+    try:
+        hash(key)
+    except TypeError:
+        return False
+    return True
+
+
+def _is_builtin_class(val) -> bool:
+    """A class of Python's builtins that Numba types by its registry (exceptions it types as
+    exception classes, by typeof)."""
+    return (
+        isinstance(val, type)
+        and val.__module__ == "builtins"
+        and not issubclass(val, BaseException)
+    )
+
+
 class SYCLTypingContext(typing.BaseContext):
     """Numba's typing rules plus the kernel API; CPU-only registries are left out."""
+
+    def __init__(self):
+        #: call -> (signature, the implementation key to put back, or None)
+        self._resolved: dict[tuple, tuple] = {}
+        self._side_effects = False  # a typing with side effects ran inside the current one
+        super().__init__()
 
     def load_additional_registries(self):
         from numba.core.typing import cmathdecl, enumdecl, mathdecl, npydecl
@@ -91,13 +127,19 @@ class SYCLTypingContext(typing.BaseContext):
         self.install_registry(typing_registry)
 
     def resolve_value_type(self, val):
-        """Python floats are weak (literals.py); CPU @njit functions get device twins."""
+        """Python floats are weak (literals.py); CPU @njit functions get device twins; builtin
+        classes (range, int) are typed from the registry straight away (Numba's typeof would
+        first import numba.typed, 40 ms, and start the CPU target, only to find nothing)."""
         from numba.core.dispatcher import Dispatcher
 
         from .functions import DeviceFunction
 
         if type(val) is float:
             return weak_float
+        if _is_builtin_class(val):
+            found = self._get_global_type(val)
+            if found is not None:
+                return found
         if isinstance(val, Dispatcher) and not isinstance(val, DeviceFunction):
             val = DeviceFunction.for_cpu_dispatcher(val)
         return super().resolve_value_type(val)
@@ -113,6 +155,73 @@ class SYCLTypingContext(typing.BaseContext):
         return unified if unified is not None else super().unify_pairs(first, second)
 
     def resolve_function_type(self, func, args, kws):
+        """Numba's typing of a call, remembered across compiles where the typing has no side
+        effect: kernels call the same kernel API functions and operators with the same
+        argument types, and typing them again took two thirds of a kernel's typing.
+
+        Failures are never remembered, nor typings through Numba's @overload and @intrinsic
+        templates or device functions (they compile per call and keep the implementation the
+        lowering looks up in state shared with the CPU target), nor any typing with one of
+        those inside it. A remembered typing puts back the implementation key Numba keeps on
+        the function type, which a CPU compile in between may have changed (an offloaded
+        reduction's `max` lowered the CPU's, tests/test_offload.py).
+        """
+        key = (func, tuple(args), tuple(sorted(dict(kws).items())))
+        function_type = self._cacheable_type(func) if _hashable(key) else None
+        if function_type is None:
+            self._side_effects = True
+            return self._resolve_function_type(func, args, kws)
+        found = self._resolved.get(key)
+        if found is not None:
+            signature, impl_key = found
+            if impl_key is not None:
+                function_type._impl_keys[signature.args] = impl_key
+            return signature
+        outer, self._side_effects = self._side_effects, False
+        try:
+            signature = self._resolve_function_type(func, args, kws)
+        finally:
+            inner, self._side_effects = self._side_effects, outer or self._side_effects
+        if signature is None or inner:
+            return signature
+        impl_key = None
+        if isinstance(function_type, types.Function):
+            impl_key = function_type._impl_keys.get(signature.args)
+            overloaded = impl_key is not None and impl_key is not function_type.typing_key
+            builtin = self._functions.get(func, ())
+            if overloaded or (impl_key is None and not all(map(_plain_template, builtin))):
+                self._side_effects = True  # resolved by an @overload or @intrinsic template
+                return signature
+        if len(self._resolved) >= _RESOLVED_LIMIT:
+            self._resolved.clear()  # kernels made in a loop with ever new literals
+        self._resolved[key] = (signature, impl_key)
+        return signature
+
+    def _cacheable_type(self, func):
+        """The function type whose typing of `func` may be remembered (`func` itself for one
+        typed by builtin templates only), or None.
+
+        A Function may be (its templates are tried in turn; resolve_function_type checks which
+        one answered), a BoundFunction if its template is a plain one; anything typed through
+        a call of its own (a device function's Dispatcher, a NumberClass) may not. A Python
+        function or an operator's name stands for its global type; builtin templates (`getiter`)
+        must have no @overload among them.
+        """
+        if isinstance(func, types.BoundFunction):
+            return func if _plain_template(func.template) else None
+        if isinstance(func, types.Function):
+            return func
+        if isinstance(func, types.Type):
+            return None
+        global_type = self._lookup_global(func)
+        if isinstance(global_type, types.Function):
+            return global_type
+        builtin = self._functions.get(func, ())
+        if global_type is None and builtin and all(map(_plain_template, builtin)):
+            return func  # builtin templates only: no implementation key to keep
+        return None
+
+    def _resolve_function_type(self, func, args, kws):
         """Typing rules that need a dtype (NumPy ufuncs above all) see a weak float as float64."""
         if not any(isinstance(t, WeakFloat) for t in args):
             return super().resolve_function_type(func, args, kws)
@@ -236,6 +345,7 @@ class SYCLTargetContext(BaseContext):
         self._internal_codegen = codegen.SPIRVCodegen()
         self._target_data = ll.create_target_data(codegen.DATA_LAYOUT)
         self.data_model_manager = _data_model_manager()
+        self._abi_facts: dict[tuple[str, str], int] = {}
 
     def load_additional_registries(self):
         from numba.cpython import (  # noqa: F401  (importing registers their lowering)
@@ -268,6 +378,24 @@ class SYCLTargetContext(BaseContext):
     @property
     def target_data(self):
         return self._target_data
+
+    def get_abi_sizeof(self, ty):
+        """Numba's, remembered per type: llvmlite parses a module for each answer (2% of a
+        kernel's compile went to asking for the same few sizes again)."""
+        return self._abi_fact(ty, "size", super().get_abi_sizeof)
+
+    def get_abi_alignment(self, ty):
+        """Numba's, remembered per type (as get_abi_sizeof)."""
+        return self._abi_fact(ty, "alignment", super().get_abi_alignment)
+
+    def _abi_fact(self, ty, fact: str, compute) -> int:
+        name = str(ty)
+        if "%" in name:  # a named struct, or one holding one: its body may change
+            return compute(ty)
+        found = self._abi_facts.get((name, fact))
+        if found is None:
+            found = self._abi_facts[(name, fact)] = compute(ty)
+        return found
 
     def create_module(self, name):
         return self._internal_codegen._create_empty_module(name)
