@@ -14,9 +14,7 @@ from __future__ import annotations
 import argparse
 import statistics
 import time
-import types
 from collections import defaultdict
-from collections.abc import Callable
 
 import dpex_kernels as dk  # first: it sets up the OpenCL ICD loader
 
@@ -27,6 +25,8 @@ from numba.core import typed_passes
 from dpex_kernels import device
 from dpex_kernels.compiler import codegen
 from dpex_kernels.compiler import compile as compile_module
+
+from .cases.work_group import fresh_matmul
 
 #: (owner, attribute, stage, the stages it contains), outermost first.
 STAGES = [
@@ -45,7 +45,7 @@ STAGES = [
 ]
 
 
-def _instrument(spent: dict[str, float]) -> None:
+def instrument(spent: dict[str, float]) -> None:
     """Wrap each stage's function so that its time (inner stages included) adds up."""
     for owner, name, stage, _ in STAGES:
         original = getattr(owner, name)
@@ -60,20 +60,10 @@ def _instrument(spent: dict[str, float]) -> None:
         setattr(owner, name, wrapper)
 
 
-def _exclusive(spent: dict[str, float]) -> dict[str, float]:
+def exclusive(spent: dict[str, float]) -> dict[str, float]:
     """Each stage's time without the stages it contains."""
     inner = {stage: contained for _, _, stage, contained in STAGES}
     return {s: spent[s] - sum(spent[c] for c in inner[s]) for s in dict.fromkeys(inner)}
-
-
-def _fresh_matmul() -> Callable:
-    """The tiled matmul's code under a new name: nothing compiled or built before matches."""
-    from examples import matmul_tiled
-
-    f = matmul_tiled.matmul_kernel.py_func
-    name = f"matmul_{time.perf_counter_ns()}"
-    code = f.__code__.replace(co_name=name)
-    return types.FunctionType(code, f.__globals__, name, f.__defaults__, f.__closure__)
 
 
 def main() -> None:
@@ -83,16 +73,16 @@ def main() -> None:
     count = parser.parse_args().kernels
     f32_2d = dk.usm_array(dk.float32, 2)
     sig = dk.void(f32_2d, f32_2d, f32_2d)
-    dk.kernel(sig)(_fresh_matmul())  # the compiler is warm from here on
+    dk.kernel(sig)(fresh_matmul())  # the compiler is warm from here on
     spent: dict[str, float] = defaultdict(float)
-    _instrument(spent)
+    instrument(spent)
     samples: dict[str, list[float]] = defaultdict(list)
     for _ in range(count):
         spent.clear()
         started = time.perf_counter()
-        dk.kernel(sig)(_fresh_matmul())
+        dk.kernel(sig)(fresh_matmul())
         samples["total"].append(time.perf_counter() - started)
-        for stage, seconds in _exclusive(spent).items():
+        for stage, seconds in exclusive(spent).items():
             samples[stage].append(seconds)
     print(f"warm compile of the tiled matmul, median of {count} (ms):")
     for stage, values in samples.items():

@@ -3,8 +3,8 @@
 python -m benchmarks.work_group_worker first-use [--profile]
     The first use of a module of ten work-group kernels (the examples' kernels, each compiled
     on its first launch): seconds from after the imports until all ten have run, and with
-    --profile where the time went (Numba typing, Numba lowering, LLVM optimisation, SPIR-V
-    emission, label repair, the runtime's program build).
+    --profile where the time went, in the stages of benchmarks/profile_compile.py (Numba
+    typing, lowering and other passes, LLVM, SPIR-V emission, the runtime's program build).
 python -m benchmarks.work_group_worker cached DIR
     The same first use with cache=True and the cache in DIR (a first run fills it, a second
     one loads it): the time the first launches spent getting their kernels ready, and each
@@ -23,41 +23,6 @@ from collections import defaultdict
 from pathlib import Path
 
 
-def _profile() -> dict[str, float]:
-    """Wrap each compile stage in a timer; returns the dict the timers add to."""
-    import dpctl.program
-    from numba.core import typed_passes
-
-    from dpex_kernels.compiler import codegen
-    from dpex_kernels.compiler import compile as compile_module
-    from dpex_kernels.dispatcher import jit_kernel
-
-    spent: dict[str, float] = defaultdict(float)
-
-    def timed(owner, name, stage):
-        original = getattr(owner, name)
-
-        def wrapper(*args, **kwargs):
-            started = time.perf_counter()
-            try:
-                return original(*args, **kwargs)
-            finally:
-                spent[stage] += time.perf_counter() - started
-
-        setattr(owner, name, wrapper)
-
-    timed(jit_kernel, "compile_kernel", "compile_kernel (all compiler stages)")
-    timed(compile_module, "compile_device_code", "numba (typing + lowering + rest)")
-    timed(codegen, "link_modules", "llvm parse + link")
-    timed(typed_passes.NopythonTypeInference, "run_pass", "numba typing")
-    timed(typed_passes.NativeLowering, "run_pass", "numba lowering")
-    timed(codegen, "optimise", "llvm optimise")
-    timed(codegen, "repair_label_ids", "label repair")  # inside emit: subtracted below
-    timed(codegen, "emit_spirv", "spirv emit")
-    timed(dpctl.program, "create_program_from_spirv", "program build")  # device.py calls it so
-    return spent
-
-
 def first_use(profile: bool) -> dict:
     """Run each of the ten kernels once on small arrays, in a process that compiled nothing."""
     import dpnp
@@ -65,7 +30,11 @@ def first_use(profile: bool) -> dict:
 
     from examples import histogram, kmeans, matmul_tiled, reduction, scan
 
-    spent = _profile() if profile else {}
+    spent: dict[str, float] = defaultdict(float)
+    if profile:
+        from .profile_compile import instrument
+
+        instrument(spent)
     rng = np.random.default_rng(0)
     started = time.perf_counter()
     x = dpnp.asarray(rng.random(4096, dtype=np.float32))
@@ -83,8 +52,9 @@ def first_use(profile: bool) -> dict:
     dpnp.asnumpy(x[:1])
     result = {"seconds": time.perf_counter() - started}
     if profile:
-        result["stages"] = dict(spent)
-        result["stages"]["spirv emit"] -= spent.get("label repair", 0.0)
+        from .profile_compile import exclusive
+
+        result["stages"] = exclusive(spent)
     return result
 
 
