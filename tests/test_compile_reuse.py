@@ -109,3 +109,28 @@ def test_a_first_compile_does_not_load_numbas_typed_containers():
     )
     assert done.returncode == 0, done.stderr[-3000:]
     assert done.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_kernel_api_functions_operators_and_modules_are_typed_without_a_failed_typeof(
+    monkeypatch,
+):
+    """Globals that have no typeof (dk.get_global_id, operator.add, the dk module) are typed
+    from the registry at once: Numba would raise and format a ValueError for each first."""
+    from numba.core.typing import context
+
+    failed = []
+    typeof = context.typeof
+
+    def recording(val, purpose):
+        try:
+            return typeof(val, purpose)
+        except ValueError:
+            failed.append(val)
+            raise
+
+    monkeypatch.setattr(context, "typeof", recording)
+    kernel = _local_sum(8)
+    x, out = dpnp.ones(64), dpnp.zeros(8)
+    kernel[dk.NdRange(64, 8)](x, out)
+    np.testing.assert_array_equal(dpnp.asnumpy(out), 8.0)
+    assert failed == [], failed

@@ -7,6 +7,7 @@ Kernels are typed and lowered in contexts of their own, registered under the tar
 from __future__ import annotations
 
 import itertools
+import types as pytypes
 from functools import cached_property
 
 import llvmlite.binding as ll
@@ -98,6 +99,11 @@ def _hashable(key) -> bool:
     return True
 
 
+#: Globals of these kinds have no typeof; Numba raises (and formats) a ValueError for each
+#: before it looks them up in the typing registry, ~150 times in a kernel's compile.
+_REGISTRY_KINDS = (pytypes.FunctionType, pytypes.BuiltinFunctionType, pytypes.ModuleType)
+
+
 def _is_builtin_class(val) -> bool:
     """A class of Python's builtins that Numba types by its registry (exceptions it types as
     exception classes, by typeof)."""
@@ -128,15 +134,18 @@ class SYCLTypingContext(typing.BaseContext):
 
     def resolve_value_type(self, val):
         """Python floats are weak (literals.py); CPU @njit functions get device twins; builtin
-        classes (range, int) are typed from the registry straight away (Numba's typeof would
-        first import numba.typed, 40 ms, and start the CPU target, only to find nothing)."""
+        classes (range, int), functions and modules are typed from the registry straight away
+        (Numba's typeof would first import numba.typed, 40 ms, and start the CPU target, or
+        raise and format an error, only to find nothing)."""
         from numba.core.dispatcher import Dispatcher
 
         from .functions import DeviceFunction
 
         if type(val) is float:
             return weak_float
-        if _is_builtin_class(val):
+        if _is_builtin_class(val) or (
+            isinstance(val, _REGISTRY_KINDS) and not hasattr(val, "_numba_type_")
+        ):
             found = self._get_global_type(val)
             if found is not None:
                 return found
