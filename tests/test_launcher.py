@@ -172,9 +172,9 @@ def test_keep_alive_ring_drains_and_backs_off_when_full():
 
 
 def test_ring_release_never_frees_a_pending_launch_of_another_queue():
-    """The ring releases completed launches with one status query per run of one queue's
-    launches; another queue's launches among them, still pending, keep their arguments (each
-    `lead` puts them at other places among the ring's queries)."""
+    """Another queue's launches among completed ones in the keep-alive ring, still pending,
+    keep their arguments whatever the release infers (each `lead` puts them at other places
+    among the ring's releases)."""
     slow, fast = dpctl.SyclQueue(CPU), dpctl.SyclQueue(CPU)
     gate = dpnp.zeros(1, dtype="f8", sycl_queue=slow)
     quick = dpnp.zeros(64, dtype="f4", sycl_queue=fast)

@@ -93,10 +93,7 @@ static int ready;                     /* init() ran */
 #define MAX_IN_FLIGHT 1280
 /* The ring position of a launch that is known to be complete. */
 #define COMPLETED INT64_MAX
-/* `chain`: the QueueOrder the launch was ordered by. Launches of one chain run one after
-   another (each depends on the one before), so when one has completed, so have all earlier
-   launches of its chain. */
-static struct { EventRef event; PyObject *args; uint64_t chain; } ring[RING_SIZE];
+static struct { EventRef event; PyObject *args; } ring[RING_SIZE];
 static size_t ring_head, ring_tail; /* entries live in [head, tail) */
 
 /* The event of a ring position (borrowed: valid while the GIL is held), or NULL once the
@@ -118,35 +115,13 @@ static void ring_pop(void)
     Py_DECREF(args);
 }
 
-static int ring_entry_complete(size_t position)
+/* Releases completed launches from the front, at most `limit`. A pop may run finalizers that
+   launch and release: each turn asks about the front as it is then. */
+static void ring_release_completed(int limit)
 {
-    return EventStatus(ring[position & RING_MASK].event) == STATUS_COMPLETE;
-}
-
-/* Releases completed launches from the front, at most `limit`. A status query costs about
-   0.5 µs, a tenth of a launch, so they gallop: within the front's run of launches of one chain,
-   once launch i has completed so have all before it, and the next query skips twice as far. */
-static void ring_release_completed(size_t limit)
-{
-    while (limit > 0 && ring_head != ring_tail && ring_entry_complete(ring_head)) {
-        uint64_t chain = ring[ring_head & RING_MASK].chain;
-        size_t run = 1; /* the front's run of launches of one chain, within the limit */
-        while (run < limit && ring_head + run != ring_tail &&
-               ring[(ring_head + run) & RING_MASK].chain == chain)
-            run++;
-        size_t done = 1, step = 1; /* the first `done` of the run have completed */
-        while (done < run) {
-            size_t probe = done + step < run ? done + step : run;
-            if (!ring_entry_complete(ring_head + probe - 1)) break;
-            done = probe;
-            step *= 2;
-        }
-        int whole_run = done == run;
-        limit -= done;
-        /* A pop may run finalizers, which may launch and release: pop up to a position. */
-        size_t end = ring_head + done;
-        while (ring_head < end) ring_pop();
-        if (!whole_run) return;
+    while (limit-- > 0 && ring_head != ring_tail) {
+        if (EventStatus(ring[ring_head & RING_MASK].event) != STATUS_COMPLETE) break;
+        ring_pop();
     }
 }
 
@@ -179,12 +154,11 @@ static void ring_make_room(void)
 }
 
 /* Takes ownership of `event` (after ring_make_room); returns its ring position. */
-static int64_t ring_push(EventRef event, PyObject *args, uint64_t chain)
+static int64_t ring_push(EventRef event, PyObject *args)
 {
     size_t position = ring_tail++;
     ring[position & RING_MASK].event = event;
     ring[position & RING_MASK].args = Py_NewRef(args);
-    ring[position & RING_MASK].chain = chain;
     return (int64_t)position;
 }
 
@@ -194,7 +168,6 @@ typedef struct {
     PyObject_HEAD
     PyObject *keeper;      /* dpctl's C++ order keeper (_SequentialOrderManager._state) */
     int64_t last;          /* ring position of our newest launch on this queue, or -1 */
-    uint64_t chain;        /* this object's number, unique in the process (ring entries) */
     int published;         /* the newest launch has been handed to the keeper */
     int dirty;             /* someone else registered work with the keeper since our launch */
 } QueueOrder;
@@ -225,9 +198,7 @@ static int QueueOrder_init(QueueOrder *o, PyObject *args, PyObject *kw)
     if (!PyArg_ParseTuple(args, "O", &keeper)) return -1;
     Py_INCREF(keeper);
     Py_XSETREF(o->keeper, keeper);
-    static uint64_t chains;
     o->last = -1;
-    o->chain = ++chains;
     return 0;
 }
 
@@ -837,7 +808,7 @@ static int64_t launch(Launcher *l, PyObject *args, PyObject *depends_on, PyObjec
             goto done;
         }
     }
-    result = ring_push(ref, args, order->chain);
+    result = ring_push(ref, args);
     order->last = result;
     order->published = 0;
     if ((ring_tail & 7) == 0) ring_release_completed(16); /* may run finalizers: after that */
