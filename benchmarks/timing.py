@@ -115,3 +115,25 @@ def alternate(fns: dict[str, Callable[[], float]], samples: int) -> dict[str, li
         for name in order if s % 2 == 0 else order[::-1]:
             out[name].append(fns[name]())
     return out
+
+
+#: Untimed runs of an implementation before each of its timed ones, in seconds: after an
+#: OpenMP region (scikit-learn's, numba.njit(parallel=True)'s, oneMKL's) the threads spin for
+#: 4-8 ms of CPU (libgomp's default wait policy), so a dk run of a few ms right after one ran on
+#: about one core of the two.
+SETTLE_S = 0.02
+
+
+def own_turns(fns: dict[str, Callable[[], float]], samples: int) -> dict[str, list[float]]:
+    """`alternate`, except that each timed run follows SETTLE_S of runs of the same fn: each
+    is timed as in its own loop of iterations, not in the wake of the other's threads."""
+    out: dict[str, list[float]] = {name: [] for name in fns}
+    order = list(fns)
+    for s in range(samples):
+        for name in order if s % 2 == 0 else order[::-1]:
+            settled = time.perf_counter() + SETTLE_S
+            fns[name]()
+            while time.perf_counter() < settled:
+                fns[name]()
+            out[name].append(fns[name]())
+    return out

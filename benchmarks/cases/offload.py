@@ -3,7 +3,8 @@
 - vecadd, triad, 2-D stencil: the kernel @dk.offload made from the prange loop against the
   explicit dk kernel of the same loop (device time, from profiling events, each launched
   directly), the offloaded call against the explicit launch (wall, launch + wait), and against
-  numba.njit(parallel=True) on host NumPy arrays (wall);
+  numba.njit(parallel=True) on host NumPy arrays (wall), each wall time taken as in its own loop
+  of calls (`timing.own_turns`: Numba's and oneMKL's OpenMP threads spin after a call);
 - a prange dot product and sum (float32 accumulator) against dpnp.dot / dpnp.sum (wall, the
   scalar on the host);
 - compiling an offloaded one-loop function (outline and kernel; a function of nothing but
@@ -13,6 +14,7 @@
 
 from __future__ import annotations
 
+import ctypes
 import inspect
 import tempfile
 from collections.abc import Callable
@@ -29,12 +31,16 @@ from numba import prange
 from .. import device, kernels
 from ..config import Config
 from ..results import Comparison, Row, peer_comparison, peer_table, skipped_row, time_row
-from ..timing import alternate, summarise, wall_clock
+from ..timing import alternate, own_turns, summarise, wall_clock
 
 GROUP = "offload"
 OFFLOAD = "dk.offload"
 EXPLICIT = "dk kernel"
 NUMBA = "numba parallel"
+#: The same Numba loop on the dk arrays' own memory (CPU devices only): NumPy asks the kernel
+#: for transparent huge pages for its large arrays, the USM allocator does not, and with 4 KiB
+#: pages a stream past the caches is slower on either side (docs/offload.md).
+NUMBA_USM = "numba, USM memory"
 DPNP = "dpnp"
 
 #: case -> (subject, reference, target); speed ratios are reference / subject (higher is
@@ -49,6 +55,9 @@ TARGETS = {
     "vecadd host": (OFFLOAD, NUMBA, ">= 1.0"),
     "triad host": (OFFLOAD, NUMBA, ">= 1.0"),
     "stencil host": (OFFLOAD, NUMBA, ">= 1.0"),
+    "vecadd host, same memory": (OFFLOAD, NUMBA_USM, ""),
+    "triad host, same memory": (OFFLOAD, NUMBA_USM, ""),
+    "stencil host, same memory": (OFFLOAD, NUMBA_USM, ""),
     "dot": (OFFLOAD, DPNP, ">= 1.0"),
     "sum": (OFFLOAD, DPNP, ">= 1.0"),
     "compile": (OFFLOAD, EXPLICIT, "<= 1.5"),
@@ -153,22 +162,34 @@ def _loop_case(name: str, n: int, samples: int, q: dpctl.SyclQueue) -> list[Row]
     device_times = alternate({OFFLOAD: _device(region), EXPLICIT: _device(direct)}, samples)
     copies = [h.copy() for h in host]
     host_args = (*copies, *scalars)
-    wall = alternate(
-        {
-            OFFLOAD: wall_clock(lambda: (offloaded(*args), q.wait())),
-            EXPLICIT: wall_clock(lambda: direct().wait()),
-            NUMBA: wall_clock(lambda: numba_host(*host_args)),
-        },
-        samples,
-    )
+    fns = {
+        OFFLOAD: wall_clock(lambda: (offloaded(*args), q.wait())),
+        EXPLICIT: wall_clock(lambda: direct().wait()),
+        NUMBA: wall_clock(lambda: numba_host(*host_args)),
+    }
+    if q.sycl_device.is_cpu:
+        usm_args = (*[_host_view(x) for x in arrays], *scalars)
+        fns[NUMBA_USM] = wall_clock(lambda: numba_host(*usm_args))
+    wall = own_turns(fns, samples)
     _check(name, arrays, copies, scalars)
     label = {"n": n, "dtype": "float32"}
     host_times = {OFFLOAD: wall[OFFLOAD], NUMBA: wall.pop(NUMBA)}
-    return (
+    rows = (
         _rows(f"{name} device", device_times, **label)
-        + _rows(f"{name} wall", wall, **label)
+        + _rows(f"{name} wall", {OFFLOAD: wall[OFFLOAD], EXPLICIT: wall[EXPLICIT]}, **label)
         + _rows(f"{name} host", host_times, **label)
     )
+    if NUMBA_USM in wall:
+        same = {OFFLOAD: wall[OFFLOAD], NUMBA_USM: wall[NUMBA_USM]}
+        rows += _rows(f"{name} host, same memory", same, **label)
+    return rows
+
+
+def _host_view(x) -> np.ndarray:
+    """A NumPy array over a dpnp array's USM memory, which a CPU device's host can read."""
+    interface = x.__sycl_usm_array_interface__
+    pointer = ctypes.cast(interface["data"][0], ctypes.POINTER(ctypes.c_float))
+    return np.ctypeslib.as_array(pointer, shape=interface["shape"])
 
 
 def _check(name: str, arrays, copies, scalars) -> None:
@@ -188,14 +209,14 @@ def _reduction_cases(n: int, samples: int, q: dpctl.SyclQueue) -> list[Row]:
     rng = np.random.default_rng(1)
     host_a, host_b = rng.random(n, dtype=np.float32), rng.random(n, dtype=np.float32)
     a, b = dpnp.asarray(host_a, sycl_queue=q), dpnp.asarray(host_b, sycl_queue=q)
-    dot = alternate(
+    dot = own_turns(
         {
             OFFLOAD: wall_clock(lambda: off_dot(a, b)),
             DPNP: wall_clock(lambda: float(dpnp.dot(a, b))),
         },
         samples,
     )
-    total = alternate(
+    total = own_turns(
         {OFFLOAD: wall_clock(lambda: off_sum(a)), DPNP: wall_clock(lambda: float(dpnp.sum(a)))},
         samples,
     )

@@ -5,7 +5,7 @@ takes medians. Against OpenCL C of the same algorithm (pyopencl, OpenCL's own in
 dimension 0 fastest) the time is device time, from profiling events, first kernel's start to
 last kernel's end; against dpnp and scikit-learn it is wall clock, result on the host or
 waited for, since their kernels' events are not exposed. k-means times each implementation
-as in its own loop of iterations (`_own_turns`).
+as in its own loop of iterations (`timing.own_turns`).
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ from ..results import (
     skipped_row,
     time_row,
 )
-from ..timing import alternate, summarise, wall_clock
+from ..timing import alternate, own_turns, summarise, wall_clock
 
 GROUP = "work-group"
 DK = "dk"
@@ -361,27 +361,6 @@ def _scan(p: Peers, n: int, samples: int, dtype: str) -> list[Row]:
     return _rows(f"scan {dtype}", times, n=n, dtype=dtype)
 
 
-#: Untimed runs of an implementation before each of its timed ones, in seconds: after a
-#: scikit-learn iteration its OpenMP threads spin for 4-8 ms of CPU (libgomp's default wait
-#: policy), so a dk iteration (2-5 ms) right after one ran on about one core of the two.
-SETTLE_S = 0.02
-
-
-def _own_turns(fns: dict[str, Callable[[], float]], samples: int) -> dict[str, list[float]]:
-    """`alternate`, except that each timed run follows SETTLE_S of runs of the same fn: each
-    is timed as in its own loop of iterations, not in the wake of the other's threads."""
-    out: dict[str, list[float]] = {name: [] for name in fns}
-    order = list(fns)
-    for s in range(samples):
-        for name in order if s % 2 == 0 else order[::-1]:
-            settled = time.perf_counter() + SETTLE_S
-            fns[name]()
-            while time.perf_counter() < settled:
-                fns[name]()
-            out[name].append(fns[name]())
-    return out
-
-
 def _kmeans(n: int, clusters: int, samples: int) -> list[Row]:
     import threadpoolctl
     from sklearn.cluster._k_means_lloyd import lloyd_iter_chunked_dense
@@ -410,7 +389,7 @@ def _kmeans(n: int, clusters: int, samples: int) -> list[Row]:
 
     # KMeans.fit runs its iterations with BLAS on one thread (OpenMP uses all): as it does.
     with threadpoolctl.threadpool_limits(limits=1, user_api="blas"):
-        times = _own_turns({DK: wall_clock(mine), SKLEARN: wall_clock(theirs)}, samples)
+        times = own_turns({DK: wall_clock(mine), SKLEARN: wall_clock(theirs)}, samples)
     differ = np.mean(dpnp.asnumpy(state.labels) != labels)
     if differ > 1e-3:  # float32 near-ties may go either way; more is a wrong result
         raise AssertionError(f"{differ:.2%} of the labels differ from scikit-learn's")
