@@ -16,7 +16,6 @@ import os
 import subprocess
 import sys
 import tempfile
-import time
 import types
 from collections.abc import Callable
 from pathlib import Path
