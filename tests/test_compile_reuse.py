@@ -134,3 +134,95 @@ def test_kernel_api_functions_operators_and_modules_are_typed_without_a_failed_t
     kernel[dk.NdRange(64, 8)](x, out)
     np.testing.assert_array_equal(dpnp.asnumpy(out), 8.0)
     assert failed == [], failed
+
+
+def _fuzz_llvm(seed: int, lowering_class) -> str:
+    """The optimised LLVM IR of the fuzzer's kernel for `seed`, lowered by `lowering_class`,
+    with Numba's per-compile unique names and the names of values taken out."""
+    import re
+
+    from dpex_kernels.compiler import functions
+    from tests import kernel_fuzzer
+
+    case = kernel_fuzzer.generate(seed)
+    arrays, scalars = kernel_fuzzer._inputs(case)
+    namespace = {"dk": dk, "np": np, "math": __import__("math")}
+    exec(compile(case["kernel"], "<fuzz kernel>", "exec"), namespace)
+    values = {**{n: dpnp.asarray(a) for n, a in arrays.items()}, **scalars}
+    sig = dk.void(*(dk.typeof(values[p]) for p in case["params"]))
+    original = functions._DeviceNativeLowering.lowering_class
+    functions._DeviceNativeLowering.lowering_class = property(lambda self: lowering_class)
+    try:
+        kernel = dk.kernel(namespace["kern"], debug=case["debug"], opt_level=case["opt_level"])
+        kernel.compile(sig)
+    finally:
+        functions._DeviceNativeLowering.lowering_class = original
+    ir = re.sub(r"B\d+v\d+", "", kernel.definitions[sig].artifacts.llvm_ir)
+    names: dict[str, str] = {}  # values numbered in order of appearance: lowering names them
+    return re.sub(r"%[-\w.$]+", lambda m: names.setdefault(m[0], f"%v{len(names)}"), ir)
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_binary_operators_lower_as_numba_lowers_them(seed):
+    """_DeviceLower lowers operators with the signature typing chose instead of typing them
+    again; the code must be Numba's own, for random kernels full of mixed-type arithmetic."""
+    from numba.core import lowering
+
+    from dpex_kernels.compiler import functions
+
+    ours = _fuzz_llvm(kernel_fuzzer_seed(seed), functions._DeviceLower)
+    numbas = _fuzz_llvm(kernel_fuzzer_seed(seed), lowering.Lower)
+    assert ours == numbas
+
+
+def kernel_fuzzer_seed(index: int) -> int:
+    from tests import kernel_fuzzer
+
+    return kernel_fuzzer.case_seed(20261201, index)
+
+
+def test_operators_are_not_typed_again_while_lowering(monkeypatch):
+    """Typing an operator a second time in lowering took a third of a work-group kernel's
+    lowering; constant operands (`x ** 2`) keep Numba's path and its specialised lowering."""
+    from numba.core import lowering, types
+
+    inside, retyped = [False], []
+    real_binop, real_call_type = lowering.Lower.lower_binop, types.Function.get_call_type
+
+    def lower_binop(self, *args):
+        inside[0] = True
+        try:
+            return real_binop(self, *args)
+        finally:
+            inside[0] = False
+
+    def get_call_type(self, *args, **kwargs):
+        if inside[0]:
+            retyped.append(self)
+        return real_call_type(self, *args, **kwargs)
+
+    monkeypatch.setattr(lowering.Lower, "lower_binop", lower_binop)
+    monkeypatch.setattr(types.Function, "get_call_type", get_call_type)
+
+    def mixed(a, b, n):
+        i = dk.get_global_id(0)
+        b[i] = a[i] * n + (a[i] - 1.5) / (i + 1) - (i // 3) % 5
+
+    f64 = dk.usm_array(dk.float64, 1)
+    kernel = dk.kernel(dk.void(f64, f64, dk.int32))(mixed)
+    assert retyped == []
+
+    def square(a, b):
+        i = dk.get_global_id(0)
+        b[i] = a[i] ** 2
+
+    squared = dk.kernel(dk.void(f64, f64))(square)
+    assert "pow" not in squared.inspect_llvm(dk.void(f64, f64))  # the literal exponent's code
+    host = np.random.default_rng(1).random(64)
+    a, b = dpnp.asarray(host), dpnp.empty(64)
+    kernel[64](a, b, np.int32(7)).wait()
+    i = np.arange(64)
+    expected = host * 7 + (host - 1.5) / (i + 1) - (i // 3) % 5
+    np.testing.assert_allclose(dpnp.asnumpy(b), expected, rtol=1e-12)
+    squared[64](a, b).wait()
+    np.testing.assert_allclose(dpnp.asnumpy(b), host**2, rtol=1e-12)

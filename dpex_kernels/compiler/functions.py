@@ -12,10 +12,10 @@ import threading
 from collections import OrderedDict
 
 import cloudpickle
-from numba.core import compiler, sigutils, typed_passes, types, utils
+from numba.core import compiler, ir, lowering, sigutils, typed_passes, types, utils
 from numba.core import errors as numba_errors
 from numba.core.compiler_lock import global_compiler_lock
-from numba.core.compiler_machinery import PassManager
+from numba.core.compiler_machinery import PassManager, register_pass
 from numba.core.target_extension import (
     dispatcher_registry,
     jit_registry,
@@ -46,9 +46,47 @@ def device_flags(*, fastmath: bool = False, debug: bool = False, inline: bool = 
 _SKIPPED_PASSES = (typed_passes.NopythonRewrites, typed_passes.DumpParforDiagnostics)
 
 
+class _DeviceLower(lowering.Lower):
+    """Numba's lowering, except that a binary operator without constant operands is lowered
+    with the signature typing gave it, as calls are.
+
+    Numba's lower_binop types the operator a second time for the same argument types (a
+    third of a work-group kernel's lowering went there); operators with a constant operand
+    keep Numba's path, which first looks for a lowering specialised to the constant
+    (`x ** 2`, `1 == 1`).
+    """
+
+    def lower_binop(self, resty, expr, op):
+        if (expr.static_lhs, expr.static_rhs) != (ir.UNDEFINED, ir.UNDEFINED):
+            return super().lower_binop(resty, expr, op)
+        signature = self.fndesc.calltypes[expr]
+        fnty = self.context.typing_context.resolve_value_type(op)
+        try:
+            impl = self.context.get_function(fnty, signature)
+        except (KeyError, NotImplementedError):  # not typed through fnty: Numba's way
+            return super().lower_binop(resty, expr, op)
+        operands = [
+            self.context.cast(self.builder, self.loadvar(v.name), self.typeof(v.name), formal)
+            for v, formal in zip((expr.lhs, expr.rhs), signature.args)
+        ]
+        result = impl(self.builder, operands)
+        return self.context.cast(self.builder, result, signature.return_type, resty)
+
+
+@register_pass(mutates_CFG=True, analysis_only=False)
+class _DeviceNativeLowering(typed_passes.NativeLowering):
+    """Numba's lowering pass with _DeviceLower."""
+
+    _name = "dpex_native_lowering"
+
+    @property
+    def lowering_class(self):
+        return _DeviceLower
+
+
 class _DeviceCompiler(compiler.CompilerBase):
-    """Numba's nopython pipeline less _SKIPPED_PASSES, built once (building and checking it
-    took 3% of a compile)."""
+    """Numba's nopython pipeline less _SKIPPED_PASSES and lowering with _DeviceLower, built
+    once (building and checking it took 3% of a compile)."""
 
     _pipelines: dict[tuple, PassManager] = {}
 
@@ -60,6 +98,8 @@ class _DeviceCompiler(compiler.CompilerBase):
             default = compiler.DefaultPassBuilder.define_nopython_pipeline(self.state)
             built = PassManager(default.pipeline_name)
             for pass_class, description in default.passes:
+                if pass_class is typed_passes.NativeLowering:
+                    pass_class = _DeviceNativeLowering
                 if pass_class not in _SKIPPED_PASSES:
                     built.add_pass(pass_class, description)
             built.finalize()
