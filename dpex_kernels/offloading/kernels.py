@@ -20,14 +20,15 @@ from numba.core import types
 
 import dpex_kernels
 
+from ..compiler.kernel_api.spirv import TYPE_CODES
 from ..dispatcher.jit_kernel import JitKernel
 from ..errors import KernelCompileError
 
 #: Work-items per work-group of a reduction, and the most work-groups one launches.
 REDUCTION_WORK_GROUP = 256
-REDUCTION_MAX_GROUPS = 8192
+REDUCTION_MAX_GROUPS = 16384
 #: Iterations each work-item of a reduction handles at least, before more work-groups start.
-REDUCTION_PER_ITEM = 8
+REDUCTION_PER_ITEM = 4
 
 #: The names generated code uses; user code cannot clash with the _dk_ prefix.
 API = "_dk_api"
@@ -79,9 +80,32 @@ def combine(op: str, left: str, right: str) -> str:
     return f"{op}({left}, {right})" if op in ("min", "max") else f"({left} {op} {right})"
 
 
-def tree_reduction(op: str, local: str, dtype_name: str, value: str, out: str) -> str:
-    """A work-group's values reduced in local memory; work-item 0 stores the result to `out`."""
+def group_reduction(op: str, local: str, dtype_name: str, dtype, value: str, out: str) -> str:
+    """A work-group's values of Numba type `dtype` (a global `dtype_name` in the kernel's
+    namespace) reduced; work-item 0 stores the result to `out`.
+
+    Sums of the types sub-groups add (int32/64, uint32/64, float32/64) add within each
+    sub-group first (`dk.sub_group.reduce_add`, in registers), then work-item 0 adds one value
+    per sub-group: one barrier, where the tree in local memory takes one per halving (nine for
+    256 work-items), which the CPU runtime runs as that many loops over the work-group. The
+    rest take the tree.
+    """
     wg = REDUCTION_WORK_GROUP
+    if op == "+" and str(dtype) in TYPE_CODES:
+        return f"""
+_dk_lid = {API}.get_local_id(0)
+{local}_part = {API}.sub_group.reduce_add({value})
+_dk_width = {API}.sub_group.get_size()
+{local} = {API}.local.array({wg}, {dtype_name})
+if {API}.sub_group.get_local_id() == 0:
+    {local}[_dk_lid // _dk_width] = {local}_part
+{API}.barrier({API}.LOCAL_MEM_FENCE)
+if _dk_lid == 0:
+    {local}_part = {local}[0]
+    for _dk_s in range(1, ({wg} + _dk_width - 1) // _dk_width):
+        {local}_part = {local}_part + {local}[_dk_s]
+    {out} = {local}_part
+"""
     return f"""
 _dk_lid = {API}.get_local_id(0)
 {local} = {API}.local.array({wg}, {dtype_name})
@@ -176,7 +200,7 @@ def _dk_final_{_OP_NAMES[op]}(_dk_buffer, _dk_groups):
     while _dk_k < _dk_groups:
         _dk_acc = {combine(op, "_dk_acc", "_dk_buffer[_dk_k]")}
         _dk_k += {wg}
-{_indent(tree_reduction(op, "_dk_local", "_DK_DTYPE", "_dk_acc", "_dk_buffer[_dk_groups]"))}
+{_indent(group_reduction(op, "_dk_local", "_DK_DTYPE", dtype, "_dk_acc", "_dk_buffer[_dk_groups]"))}
 """
         tree = at_line(ast.parse(source), 1).body[0]
         return tree, {"_DK_IDENT": identity(op, dtype), "_DK_DTYPE": dtype}
