@@ -18,7 +18,11 @@ from hypothesis.extra.numpy import mutually_broadcastable_shapes
 from numba import prange
 
 import dpex_kernels as dk
-from dpex_kernels.offloading.kernels import REDUCTION_MAX_GROUPS, REDUCTION_WORK_GROUP
+from dpex_kernels.offloading.kernels import (
+    REDUCTION_MAX_GROUPS,
+    REDUCTION_PER_ITEM,
+    REDUCTION_WORK_GROUP,
+)
 
 RNG = np.random.default_rng(7)
 
@@ -806,3 +810,52 @@ def test_cache_true_loads_the_kernels_of_a_second_definition(tmp_path, monkeypat
         (0, 1),
         (0, 1),
     ]  # the edited loop compiles again; the reduction loads
+
+
+@dk.offload
+def sum_count_product(a):
+    s = np.float32(0)
+    c = 0
+    p = np.float32(1)
+    for i in prange(a.shape[0]):
+        s += a[i]
+        c += 1
+        p *= a[i]
+    return s, c, p
+
+
+def test_sums_add_within_sub_groups_and_other_reductions_take_the_tree():
+    """Sums of the types sub-groups add finish each work-group with `dk.sub_group.reduce_add`
+    and one barrier; a product keeps the tree in local memory. Both agree with NumPy, also
+    with accumulators of two types in one loop."""
+    host_values = (1 + (RNG.random(REDUCTION_WORK_GROUP * 37 + 5) - 0.5) / 500).astype("f4")
+    s, c, p = sum_count_product(usm(host_values))
+    np.testing.assert_allclose(s, host_values.astype("f8").sum(), rtol=1e-5)
+    assert c == host_values.size
+    np.testing.assert_allclose(p, np.prod(host_values.astype("f8")), rtol=1e-3)
+    if shutil.which("spirv-dis") is None:
+        pytest.skip("spirv-dis (spirv-tools) is not installed")
+    kernels = {k.name: k.spirv for k in sum_count_product.inspect_kernels()}
+    (reduce,) = [text for name, text in kernels.items() if "reduce" in name]
+    assert "OpGroupFAdd" in reduce and "OpGroupIAdd" in reduce
+    assert "OpGroup" not in kernels["_dk_final_product"]
+
+
+@dk.offload
+def plain_sum(a):
+    s = 0.0
+    for i in prange(a.shape[0]):
+        s += a[i]
+    return s
+
+
+@pytest.mark.parametrize("extra", [-1, 0, 1, REDUCTION_WORK_GROUP + 3])
+@pytest.mark.parametrize("shares", [1, 3])
+def test_reductions_right_at_and_around_whole_rounds(shares, extra):
+    """Work-items take whole rounds; the iterations past the last multiple of the launch's
+    size are the remainder kernel's (launched only when there are some)."""
+    n = REDUCTION_WORK_GROUP * REDUCTION_PER_ITEM * shares + extra
+    values = RNG.random(n)
+    assert plain_sum(usm(values)) == pytest.approx(values.sum(), rel=1e-12)
+    kinds = [k.name for k in plain_sum.inspect_kernels()]
+    assert any("tail" in name for name in kinds) and any("reduce" in name for name in kinds)
