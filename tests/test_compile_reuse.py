@@ -1,6 +1,8 @@
 """What the compiler keeps from one compile to the next (call typings, ABI sizes, its pipeline)
 never carries one kernel's facts into another's code; what a compile does not need it skips."""
 
+import math
+import re
 import subprocess
 import sys
 import textwrap
@@ -8,8 +10,11 @@ import textwrap
 import dpnp
 import numpy as np
 import pytest
+from numba.core import lowering, types
 
 import dpex_kernels as dk
+from dpex_kernels.compiler import functions
+from tests import kernel_fuzzer
 
 
 def _local_sum(size: int):
@@ -137,16 +142,11 @@ def test_kernel_api_functions_operators_and_modules_are_typed_without_a_failed_t
 
 
 def _fuzz_llvm(seed: int, lowering_class) -> str:
-    """The optimised LLVM IR of the fuzzer's kernel for `seed`, lowered by `lowering_class`,
-    with Numba's per-compile unique names and the names of values taken out."""
-    import re
-
-    from dpex_kernels.compiler import functions
-    from tests import kernel_fuzzer
-
-    case = kernel_fuzzer.generate(seed)
+    """The optimised LLVM IR of case `seed` of a fixed fuzzer campaign, lowered by
+    `lowering_class`, with Numba's per-compile unique names and the names of values taken out."""
+    case = kernel_fuzzer.generate(kernel_fuzzer.case_seed(20261201, seed))
     arrays, scalars = kernel_fuzzer._inputs(case)
-    namespace = {"dk": dk, "np": np, "math": __import__("math")}
+    namespace = {"dk": dk, "np": np, "math": math}
     exec(compile(case["kernel"], "<fuzz kernel>", "exec"), namespace)
     values = {**{n: dpnp.asarray(a) for n, a in arrays.items()}, **scalars}
     sig = dk.void(*(dk.typeof(values[p]) for p in case["params"]))
@@ -166,26 +166,12 @@ def _fuzz_llvm(seed: int, lowering_class) -> str:
 def test_binary_operators_lower_as_numba_lowers_them(seed):
     """_DeviceLower lowers operators with the signature typing chose instead of typing them
     again; the code must be Numba's own, for random kernels full of mixed-type arithmetic."""
-    from numba.core import lowering
-
-    from dpex_kernels.compiler import functions
-
-    ours = _fuzz_llvm(kernel_fuzzer_seed(seed), functions._DeviceLower)
-    numbas = _fuzz_llvm(kernel_fuzzer_seed(seed), lowering.Lower)
-    assert ours == numbas
-
-
-def kernel_fuzzer_seed(index: int) -> int:
-    from tests import kernel_fuzzer
-
-    return kernel_fuzzer.case_seed(20261201, index)
+    assert _fuzz_llvm(seed, functions._DeviceLower) == _fuzz_llvm(seed, lowering.Lower)
 
 
 def test_operators_are_not_typed_again_while_lowering(monkeypatch):
     """Typing an operator a second time in lowering took a third of a work-group kernel's
     lowering; constant operands (`x ** 2`) keep Numba's path and its specialised lowering."""
-    from numba.core import lowering, types
-
     inside, retyped = [False], []
     real_binop, real_call_type = lowering.Lower.lower_binop, types.Function.get_call_type
 

@@ -188,8 +188,8 @@ def _loop_case(name: str, n: int, samples: int, q: dpctl.SyclQueue) -> list[Row]
 def _host_view(x) -> np.ndarray:
     """A NumPy array over a dpnp array's USM memory, which a CPU device's host can read."""
     interface = x.__sycl_usm_array_interface__
-    pointer = ctypes.cast(interface["data"][0], ctypes.POINTER(ctypes.c_float))
-    return np.ctypeslib.as_array(pointer, shape=interface["shape"])
+    memory = (ctypes.c_char * x.nbytes).from_address(interface["data"][0])
+    return np.frombuffer(memory, dtype=interface["typestr"]).reshape(interface["shape"])
 
 
 def _check(name: str, arrays, copies, scalars) -> None:

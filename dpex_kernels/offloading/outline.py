@@ -744,21 +744,21 @@ class Outliner:
         )
         tail = region_kernel(
             "tail",
-            f"_dk_lin = (_dk_total // (_dk_groups * {wg})) * (_dk_groups * {wg}) + _dk_first\n"
-            "if _dk_lin < _dk_total:\n    pass",
+            "_dk_lin = _dk_start + _dk_first\nif _dk_lin < _dk_total:\n    pass",
             f"_dk_groups + {group}",
-            ["_dk_groups"],
+            ["_dk_start", "_dk_groups"],
         )
         args = [f"_dk_buf{r}_{j}" for j in range(len(names))] + free
         args += [a for b in bounds for a in b.args(sizes=True)]
-        per_launch = f"_dk_groups{r} * {wg}"
+        # Where the rounds stop (the last multiple of the launch's size) is decided here once.
+        tail_args = args + [f"_dk_total{r} - _dk_rest{r}", f"_dk_groups{r}"]
         launch += statements(
-            f"_dk_ev = {rounds}[_dk_NdRange({per_launch}, {wg})]({', '.join(args)})\n"
-            f"_dk_parts{r} = _dk_groups{r} + "
-            f"(_dk_total{r} % ({per_launch}) + {wg - 1}) // {wg}\n"
-            f"if _dk_parts{r} > _dk_groups{r}:\n"
+            f"_dk_ev = {rounds}[_dk_NdRange(_dk_groups{r} * {wg}, {wg})]({', '.join(args)})\n"
+            f"_dk_rest{r} = _dk_total{r} % (_dk_groups{r} * {wg})\n"
+            f"_dk_parts{r} = _dk_groups{r} + (_dk_rest{r} + {wg - 1}) // {wg}\n"
+            f"if _dk_rest{r} > 0:\n"
             f"    _dk_ev = {tail}[_dk_NdRange((_dk_parts{r} - _dk_groups{r}) * {wg}, {wg})]"
-            f"({', '.join(args + [f'_dk_groups{r}'])})",
+            f"({', '.join(tail_args)})",
             line,
         )
         for j, name in enumerate(names):
