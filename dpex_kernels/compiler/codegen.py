@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import shutil
 import subprocess
 import tempfile
 import threading
+from collections import OrderedDict
 
 import llvmlite.binding as ll
 from llvmlite import ir
@@ -301,11 +303,20 @@ def _valid(spirv: bytes) -> bool:
         return subprocess.run([_SPIRV_VAL, handle.name], capture_output=True).returncode == 0
 
 
+#: SPIR-V already emitted in this process, by (module text, options): the back end's output
+#: for one module varies between emissions (the entry block's name and the ids after it,
+#: in about 4 emissions in 10), and a kernel defined again must get the same bytes, or its
+#: device build is not reused (device.py keys builds by the SPIR-V).
+_emitted: OrderedDict[tuple, bytes] = OrderedDict()
+_EMITTED_LIMIT = 256
+
+
 def emit_spirv(
     module: ll.ModuleRef, kernel_name: str, opt_level: int, text: str | None = None
 ) -> bytes:
-    """SPIR-V bytes for an optimised module (`text`: its text, where the caller has it);
-    refuses modules that call host functions.
+    """SPIR-V bytes for an optimised module (`text`: its text, where the caller has it),
+    the same bytes for the same module all through the process; refuses modules that call
+    host functions.
 
     LLVM 22's SPIR-V back end now and then numbers basic blocks over other ids; every module
     goes through spirv_repair, and an emission whose labels collide with each other (which no
@@ -315,6 +326,21 @@ def emit_spirv(
     _reject_host_calls(module, kernel_name)
     text = str(module) if text is None else text
     _reject_unsupported_integers(text, kernel_name)
+    key = (hashlib.sha256(text.encode()).digest(), opt_level, _validating())
+    with _llvm_lock:
+        spirv = _emitted.get(key)
+        if spirv is not None:
+            _emitted.move_to_end(key)
+            return spirv
+    spirv = _emit(module, kernel_name, opt_level, text)
+    with _llvm_lock:
+        _emitted[key] = spirv
+        if len(_emitted) > _EMITTED_LIMIT:
+            _emitted.popitem(last=False)
+    return spirv
+
+
+def _emit(module: ll.ModuleRef, kernel_name: str, opt_level: int, text: str) -> bytes:
     rewritten = negations_as_fma(
         float_atomic_adds_of_no_negation(_constant_addresses_as_instructions(text))
     )
