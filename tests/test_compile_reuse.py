@@ -223,7 +223,8 @@ def _scale(k: int):
 
 def test_one_module_is_emitted_as_the_same_spirv_every_time():
     """LLVM's SPIR-V back end gives one module other ids in up to 4 emissions in 10 (fewer
-    early in a process), so a kernel defined again was built on the device again (a CI failure of test_device_builds)."""
+    early in a process), so a kernel defined again was built on the device again (a CI
+    failure of test_device_builds)."""
     a = dpnp.arange(8, dtype="f4")
     out = dpnp.zeros(8, dtype="f4")
     kernel = _scale(7919)  # a literal no other test uses: its builds are this test's own

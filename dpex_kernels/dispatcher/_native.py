@@ -59,6 +59,7 @@ def _init() -> None:
     if not dpnp.__version__.startswith(DPNP_VERSIONS):
         raise _refuse(f"it was written for dpnp {', '.join(v + 'x' for v in DPNP_VERSIONS)}")
     library = Path(dpctl.__file__).with_name("libDPCTLSyclInterface.so")
+    devices = dpctl.get_num_devices()  # loads the runtime's libraries that init looks up
     launcher.init(
         library=str(library),
         event_capi=dpctl._sycl_event.__pyx_capi__,
@@ -76,8 +77,11 @@ def _init() -> None:
         submit_error=dpctl.SyclKernelSubmitError,
         range_type=Range,
         nd_range_type=NdRange,
+        # Launches on OpenCL queues go straight to OpenCL (docs/launcher.md), by these sonames.
+        opencl_library="libOpenCL.so.1",
+        sycl_library="libsycl.so.9",
     )
-    if not dpctl.get_num_devices():
+    if not devices:
         return  # nothing can launch; the probes need a device
     # Uninitialised arrays and views of them: the probes read layouts, not values, and filling
     # or copying one would build dpnp's own kernels for the device (0.4 s on a CPU device).

@@ -12,6 +12,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import functools
+import os
 import threading
 
 import dpctl
@@ -120,6 +121,11 @@ def _raise_kernel_error(artifacts, record) -> None:
         raise error
 
 
+#: Launches on OpenCL queues are enqueued on OpenCL directly (docs/launcher.md);
+#: DPEX_KERNELS_OPENCL_LAUNCH=0 sends every launch through dpctl's C API instead.
+OPENCL_LAUNCH = os.environ.get("DPEX_KERNELS_OPENCL_LAUNCH", "1") != "0"
+
+
 def binding_for(compiled, queue: dpctl.SyclQueue, launch: launcher.Launcher):
     """The Binding of `compiled` on `queue` for launches of `launch`'s dimension count."""
     key = (queue, launch.ndim)
@@ -143,6 +149,7 @@ def binding_for(compiled, queue: dpctl.SyclQueue, launch: launcher.Launcher):
         queue,
         queue.addressof_ref(),
         order_of(queue),
+        opencl=OPENCL_LAUNCH and queue.backend == dpctl.backend_type.opencl,
         **options,
     )
     compiled.bindings[key] = found

@@ -90,7 +90,8 @@ def order_of(queue: dpctl.SyclQueue) -> launcher.QueueOrder:
     manager = SequentialOrderManager[queue]
     order = manager.__dict__.get("_dpex_order")
     if order is None:
-        order = launcher.QueueOrder(manager._state)
+        context = queue.sycl_context
+        order = launcher.QueueOrder(manager._state, context, context.addressof_ref())
         order.dirty = 1  # dpnp may have queued work before our first launch
         manager._dpex_order = order
     return order
