@@ -7,9 +7,6 @@ Python, or after one through SYCL go through SYCL. Each test checks results agai
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import textwrap
 
 import dpctl
@@ -17,8 +14,8 @@ import dpnp
 import numba
 import numpy as np
 import pytest
-from conftest import CPU, ROOT
-from conftest_kernels import spin
+from conftest import CPU
+from conftest_kernels import run_python, spin
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -158,18 +155,14 @@ def test_arrays_at_a_freed_arrays_address_are_set_again(tmp_path):
     subprocess, so that a crash is a failure rather than the end of the test run."""
     script = tmp_path / "reused.py"  # a file: @dk.offload reads the function's source
     script.write_text(textwrap.dedent(REUSED_ADDRESSES))
-    done = subprocess.run(
-        [sys.executable, str(script)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    done = run_python(f"import runpy; runpy.run_path({str(script)!r})", timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
     assert done.stdout.strip().splitlines()[-1] == "ok"
 
 
 SYCL_ONLY = """
+import os
+os.environ["DPEX_KERNELS_OPENCL_LAUNCH"] = "0"  # read when dpex_kernels' launcher loads
 import dpnp, numba, numpy as np
 import dpex_kernels as dk
 
@@ -193,14 +186,6 @@ print([b.opencl for b in compiled.bindings.values()])
 
 def test_dpex_kernels_opencl_launch_0_sends_compiled_launches_through_sycl():
     """The path every other backend (Level Zero) takes, chosen here by the variable."""
-    env = {**os.environ, "DPEX_KERNELS_OPENCL_LAUNCH": "0"}
-    done = subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(SYCL_ONLY)],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    done = run_python(textwrap.dedent(SYCL_ONLY), timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
     assert done.stdout.strip().splitlines()[-1] == "[False]"
