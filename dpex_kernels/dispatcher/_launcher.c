@@ -246,26 +246,30 @@ struct QueueOrder {
     int dirty;             /* someone else registered work with the keeper since our launch */
 };
 
-/* A new dpctl event reference (delete it) for the launch at `position`, or NULL once it has
-   completed and left the ring. */
-static EventRef ring_sycl_event(int64_t position)
+/* A new dpctl event reference (delete it) for the cl_event of ring entry `i`. */
+static EventRef sycl_event_of_cl(size_t i)
 {
-    if (!ring_holds(position)) return NULL;
-    size_t i = (size_t)position & RING_MASK;
-    if (ring[i].order == NULL) return EventCopy(ring[i].event);
     void *event = cl.new_bytes(SYCL_EVENT_BYTES);
     cl.make_event(event, (uint64_t)(uintptr_t)ring[i].event, ring[i].order->context_ref,
                   SYCL_BACKEND_OPENCL); /* retains the cl_event */
     return event;
 }
 
+/* A new dpctl.SyclEvent for the launch at ring position `position` (in the ring). */
+static PyObject *ring_event_object(int64_t position)
+{
+    size_t i = (size_t)position & RING_MASK;
+    if (ring[i].order == NULL) return SyclEvent_Make(ring[i].event);
+    EventRef made = sycl_event_of_cl(i);
+    PyObject *event = SyclEvent_Make(made);
+    EventDelete(made);
+    return event;
+}
+
 static int order_publish(QueueOrder *o)
 {
-    if (o->published) return 0;
-    EventRef last = ring_sycl_event(o->last);
-    if (last == NULL) return 0; /* none, or complete: nothing to wait for */
-    PyObject *event = SyclEvent_Make(last);
-    EventDelete(last);
+    if (o->published || !ring_holds(o->last)) return 0; /* none, or complete */
+    PyObject *event = ring_event_object(o->last);
     if (event == NULL) return -1;
     PyObject *r = PyObject_CallMethodOneArg(o->keeper, str_add_to_submitted, event);
     Py_DECREF(event);
@@ -1001,7 +1005,7 @@ static int64_t launch(Launcher *l, PyObject *args, PyObject *depends_on, PyObjec
         if (last >= 0) {
             EventRef previous = ring[(size_t)last & RING_MASK].event;
             if (ring[(size_t)last & RING_MASK].order != NULL)
-                previous = deps.made = ring_sycl_event(last);
+                previous = deps.made = sycl_event_of_cl((size_t)last & RING_MASK);
             if (deps_add_ref(&deps, previous) < 0) goto done;
         }
         if (l->nd_range)
@@ -1266,9 +1270,8 @@ void dpex_event_wait(int64_t handle)
 PyObject *dpex_event_object(int64_t handle)
 {
     PyGILState_STATE gil = PyGILState_Ensure();
-    EventRef event = ring_sycl_event(handle);
-    PyObject *result = event ? SyclEvent_Make(event) : PyObject_CallNoArgs(completed_event);
-    if (event != NULL) EventDelete(event);
+    PyObject *result = ring_holds(handle) ? ring_event_object(handle)
+                                          : PyObject_CallNoArgs(completed_event);
     PyGILState_Release(gil);
     return result;
 }
