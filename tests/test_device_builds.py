@@ -8,6 +8,9 @@ build lives while a kernel holds it, and a little after.
 import ctypes
 import gc
 import json
+import shutil
+import subprocess
+import threading
 
 import dpnp
 import numpy as np
@@ -123,3 +126,71 @@ def test_deleted_lazy_specialisations_do_not_keep_their_device_builds():
     assert run.returncode == 0, run.stderr[-3000:]
     per_kernel = json.loads(run.stdout.strip().splitlines()[-1])["per_kernel_mib"]
     assert per_kernel < 0.8, f"{per_kernel:.2f} MiB stays resident per deleted kernel"
+
+
+# --- the build thread -------------------------------------------------------------------------
+
+
+def test_the_empty_warm_up_kernel_is_valid_spirv_and_builds(tmp_path):
+    spirv = device._empty_kernel_spirv()
+    if spirv_val := shutil.which("spirv-val"):
+        path = tmp_path / "warm_up.spv"
+        path.write_bytes(spirv)
+        subprocess.run([spirv_val, str(path)], check=True)
+    assert device._build_empty_program(dpnp.empty(1).sycl_device)
+
+
+def test_every_build_runs_in_the_one_build_thread(monkeypatch):
+    threads = []
+    original = device.dpctl_program.create_program_from_spirv
+
+    def recording(queue, spirv):
+        threads.append(threading.current_thread().name)
+        return original(queue, spirv)
+
+    monkeypatch.setattr(device.dpctl_program, "create_program_from_spirv", recording)
+    for k in (101, 102):
+        _launch(_new_kernel(k), k)
+    assert len(threads) == 2 and len(set(threads)) == 1
+    assert threads[0].startswith("dpex_kernels-build")
+
+
+def test_a_collection_in_the_build_thread_can_release_another_build(monkeypatch):
+    """A kernel collected while the build thread runs Python must not deadlock the build that
+    the main thread waits for (its finalizer takes the memo's lock)."""
+    doomed = _new_kernel(103)
+    _launch(doomed, 103)
+    doomed.cycle = doomed  # only a collection frees it
+    del doomed
+    original = device.dpctl_program.create_program_from_spirv
+    collected = []
+
+    def collecting(queue, spirv):
+        collected.append(gc.collect())
+        return original(queue, spirv)
+
+    monkeypatch.setattr(device.dpctl_program, "create_program_from_spirv", collecting)
+    worker = threading.Thread(target=_launch, args=(_new_kernel(104), 104))
+    worker.start()
+    worker.join(timeout=60)
+    assert not worker.is_alive(), "the build deadlocked"
+    assert collected and collected[0] > 0
+
+
+def test_a_forked_child_gets_a_build_thread_of_its_own():
+    """Only the forking thread survives a fork: work queued for the parent's build thread
+    would wait for ever. (Whether SYCL itself works in the child is SYCL's matter.)"""
+    code = """
+import os
+from dpex_kernels import device
+
+assert device._build_thread().submit(lambda: 1).result() == 1  # the parent's thread runs
+pid = os.fork()
+if pid == 0:
+    fresh = device._builder is None and device._build_thread().submit(lambda: 2).result() == 2
+    os._exit(0 if fresh else 1)
+_, status = os.waitpid(pid, 0)
+print(os.waitstatus_to_exitcode(status))
+"""
+    result = run_python(code, timeout=120)
+    assert result.stdout.strip().splitlines()[-1] == "0", result.stderr

@@ -13,6 +13,7 @@ from .. import cache
 from .._runtime import default_device
 from ..compiler.compile import compile_kernel
 from ..compiler.lowering import param_of
+from ..device import warm_up_builds
 from ..float_atomics import native_float_atomics
 from ..types.spec import scalar_name_of
 from ..types.usm_array_type import USMArrayType, from_spec, scalar_from_name
@@ -106,6 +107,7 @@ class JitKernel(KernelBase):
                     f"'{self.__name__}' takes {len(self.param_names)}"
                 )
             device = _device_of(argtypes)
+            warm_up_builds(device)
             native = native_float_atomics(device)  # part of what is compiled: in the key
             key = artifacts = None
             if self.options["cache"]:
