@@ -107,7 +107,6 @@ class JitKernel(KernelBase):
                     f"'{self.__name__}' takes {len(self.param_names)}"
                 )
             device = _device_of(argtypes)
-            warm_up_builds(device)
             native = native_float_atomics(device)  # part of what is compiled: in the key
             key = artifacts = None
             if self.options["cache"]:
@@ -119,6 +118,7 @@ class JitKernel(KernelBase):
                 else:
                     self.stats.cache_hits += 1
             if artifacts is None:
+                warm_up_builds(device)  # while Numba compiles, not before a cached build
                 artifacts = compile_kernel(
                     self.py_func,
                     argtypes,
