@@ -11,7 +11,7 @@ import dpnp
 import llvmlite.binding as llvm
 import numpy as np
 import pytest
-from numba.core import lowering, types
+from numba.core import lowering, types, untyped_passes
 
 import dpex_kernels as dk
 from dpex_kernels.compiler import codegen, functions
@@ -158,8 +158,14 @@ def _fuzz_llvm(seed: int, lowering_class) -> str:
         kernel.compile(sig)
     finally:
         functions._DeviceNativeLowering.lowering_class = original
+    return _normalised_llvm(kernel, sig)
+
+
+def _normalised_llvm(kernel, sig) -> str:
+    """The kernel's optimised LLVM IR without Numba's per-compile unique names, its values
+    numbered in order of appearance (lowering names them)."""
     ir = re.sub(r"B\d+v\d+", "", kernel.definitions[sig].artifacts.llvm_ir)
-    names: dict[str, str] = {}  # values numbered in order of appearance: lowering names them
+    names: dict[str, str] = {}
     return re.sub(r"%[-\w.$]+", lambda m: names.setdefault(m[0], f"%v{len(names)}"), ir)
 
 
@@ -242,3 +248,64 @@ def test_one_module_is_emitted_as_the_same_spirv_every_time():
         assert redefined.spirv == compiled.spirv
         assert redefined.sycl_kernel is compiled.sycl_kernel
     np.testing.assert_array_equal(dpnp.asnumpy(out), np.arange(8, dtype="f4") * 7919)
+
+
+def _numba_closure_inlining(monkeypatch) -> None:
+    """The device pipeline with Numba's own closure-inlining pass (rebuilt for the test)."""
+    replaced = dict(functions._REPLACED_PASSES)
+    del replaced[untyped_passes.InlineClosureLikes]
+    monkeypatch.setattr(functions, "_REPLACED_PASSES", replaced)
+    monkeypatch.setattr(functions._DeviceCompiler, "_pipelines", {})
+
+
+@pytest.mark.parametrize("seed", range(12, 24))
+def test_closure_inlining_skipped_where_nothing_inlines_changes_no_code(seed, monkeypatch):
+    """The device pipeline skips Numba's closure inlining for functions with nothing it could
+    inline (10% of a compile); random kernels must compile to the same code either way."""
+    case = kernel_fuzzer.generate(kernel_fuzzer.case_seed(20261201, seed))
+    arrays, scalars = kernel_fuzzer._inputs(case)
+    values = {**{n: dpnp.asarray(a) for n, a in arrays.items()}, **scalars}
+    sig = dk.void(*(dk.typeof(values[p]) for p in case["params"]))
+
+    def compiled() -> str:
+        namespace = {"dk": dk, "np": np, "math": math}
+        exec(compile(case["kernel"], "<fuzz kernel>", "exec"), namespace)
+        kernel = dk.kernel(namespace["kern"], debug=case["debug"], opt_level=case["opt_level"])
+        kernel.compile(sig)
+        return _normalised_llvm(kernel, sig)
+
+    skipping = compiled()
+    _numba_closure_inlining(monkeypatch)
+    assert skipping == compiled()
+
+
+def test_closures_in_a_kernel_are_still_inlined(monkeypatch):
+    ran = []
+    numba_pass = untyped_passes.InlineClosureLikes.run_pass
+
+    def recording(self, state):
+        ran.append(state.func_id.func_name)
+        return numba_pass(self, state)
+
+    monkeypatch.setattr(untyped_passes.InlineClosureLikes, "run_pass", recording)
+
+    def with_closures(a, out):
+        i = dk.get_global_id(0)
+        scale = lambda v: v * 3 + i  # noqa: E731
+
+        def shift(v):
+            return v - 1
+
+        out[i] = shift(scale(a[i]))
+
+    def without(a, out):
+        i = dk.get_global_id(0)
+        out[i] = a[i] * 3 + i - 1
+
+    a = dpnp.arange(16, dtype="f4")
+    expected = np.arange(16, dtype="f4") * 4 - 1
+    for function in (with_closures, without):
+        out = dpnp.zeros(16, dtype="f4")
+        dk.kernel(function)[16](a, out).wait()
+        np.testing.assert_array_equal(dpnp.asnumpy(out), expected)
+    assert ran == ["with_closures"]
