@@ -95,8 +95,10 @@ def _may_inline(func_ir: ir.FunctionIR) -> bool:
             value = inst.value
             if isinstance(value, ir.Expr) and value.op in ("make_function", "build_list"):
                 return True
+            # by identity: a global may be an array, which `in` would compare element-wise
             if isinstance(value, (ir.Global, ir.FreeVar)) and (
-                value.value in (functools, functools.reduce) or isinstance(value.value, StencilFunc)
+                any(value.value is f for f in (functools, functools.reduce))
+                or isinstance(value.value, StencilFunc)
             ):
                 return True
     return False
