@@ -9,11 +9,12 @@ import ctypes
 import functools
 import hashlib
 import os
+import queue
 import struct
 import threading
 import weakref
 from collections import OrderedDict
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import NamedTuple
@@ -149,15 +150,39 @@ def _missing_aspects(device: dpctl.SyclDevice, aspects: tuple[str, ...]) -> list
 #: next ones (measured: 130-160 ms against 32-48 ms for the same SPIR-V), and a build in another
 #: thread does not spare it. So one thread builds every program, and it pays that cost while
 #: Numba compiles the first kernel: warm_up_builds starts it on an empty kernel.
-_builder: ThreadPoolExecutor | None = None
+class _BuildThread:
+    """One daemon thread that runs every build. It is never joined: it lives as long as the
+    process, so no thread that has built a program ends while kernels are in flight. (With a
+    thread pool, whose worker ends as the interpreter exits, one exit in the test suite waited
+    for ever on its kernels; not reproduced in 40 runs since, so the cause is not proven.)"""
+
+    def __init__(self):
+        self._jobs: queue.SimpleQueue = queue.SimpleQueue()
+        threading.Thread(target=self._run, name="dpex_kernels-build", daemon=True).start()
+
+    def _run(self) -> None:
+        while True:
+            future, function, args = self._jobs.get()
+            try:
+                future.set_result(function(*args))
+            except BaseException as exc:  # the caller's result() raises it, traceback and all
+                future.set_exception(exc)
+
+    def submit(self, function, *args) -> Future:
+        future: Future = Future()
+        self._jobs.put((future, function, args))
+        return future
+
+
+_builder: _BuildThread | None = None
 _warmed: set[str] = set()
 
 
-def _build_thread() -> ThreadPoolExecutor:
+def _build_thread() -> _BuildThread:
     global _builder
     with _lock:
         if _builder is None:
-            _builder = ThreadPoolExecutor(1, thread_name_prefix="dpex_kernels-build")
+            _builder = _BuildThread()
         return _builder
 
 
