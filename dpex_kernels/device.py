@@ -83,11 +83,15 @@ _CL_KERNEL_PROGRAM = 0x1194
 _LEAKED_STATE = (3, 3)
 
 
+#: dpctl's C API library, which also exports SYCL's own C++ symbols.
+SYCL_INTERFACE_LIBRARY = Path(dpctl.__file__).with_name("libDPCTLSyclInterface.so")
+
+
 @functools.cache
 def _native_api() -> _NativeAPI | None:
     """The SYCL and OpenCL entry points that count and drop dpctl's leaked references."""
     try:
-        sycl = ctypes.CDLL(str(Path(dpctl.__file__).parent / "libDPCTLSyclInterface.so"))
+        sycl = ctypes.CDLL(str(SYCL_INTERFACE_LIBRARY))
         opencl = ctypes.CDLL("libOpenCL.so.1", mode=os.RTLD_NOLOAD | os.RTLD_NOW)
         api = _NativeAPI(
             sycl._ZNK4sycl3_V16kernel9getNativeEv,
@@ -217,7 +221,7 @@ def _empty_kernel_spirv() -> bytes:
 def _build_empty_program(device: dpctl.SyclDevice) -> bool:
     """Build and drop the empty kernel through dpctl's C API, which (unlike dpctl.program's
     Python API) lets Python run meanwhile."""
-    library = ctypes.CDLL(str(Path(dpctl.__file__).parent / "libDPCTLSyclInterface.so"))
+    library = ctypes.CDLL(str(SYCL_INTERFACE_LIBRARY))
     create, delete = library.DPCTLKernelBundle_CreateFromSpirv, library.DPCTLKernelBundle_Delete
     create.restype = ctypes.c_void_p
     create.argtypes = [ctypes.c_void_p] * 3 + [ctypes.c_size_t, ctypes.c_char_p]

@@ -97,7 +97,8 @@ def _may_inline(func_ir: ir.FunctionIR) -> bool:
                 return True
             # by identity: a global may be an array, which `in` would compare element-wise
             if isinstance(value, (ir.Global, ir.FreeVar)) and (
-                any(value.value is f for f in (functools, functools.reduce))
+                value.value is functools
+                or value.value is functools.reduce
                 or isinstance(value.value, StencilFunc)
             ):
                 return True

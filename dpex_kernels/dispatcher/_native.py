@@ -8,8 +8,6 @@ compared with what their public attributes say.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import dpctl
 import dpctl._sycl_event
 import dpctl.memory
@@ -17,6 +15,7 @@ import dpnp
 import dpnp.tensor
 import numpy as np
 
+from ..device import SYCL_INTERFACE_LIBRARY
 from ..types.ranges import NdRange, Range
 
 try:
@@ -58,10 +57,9 @@ def _check_reads(array: dpnp.tensor.usm_ndarray) -> None:
 def _init() -> None:
     if not dpnp.__version__.startswith(DPNP_VERSIONS):
         raise _refuse(f"it was written for dpnp {', '.join(v + 'x' for v in DPNP_VERSIONS)}")
-    library = Path(dpctl.__file__).with_name("libDPCTLSyclInterface.so")
     devices = dpctl.get_num_devices()  # loads the runtime's libraries that init looks up
     launcher.init(
-        library=str(library),
+        library=str(SYCL_INTERFACE_LIBRARY),
         event_capi=dpctl._sycl_event.__pyx_capi__,
         usm_ndarray=dpnp.tensor.usm_ndarray,
         dpnp_ndarray=dpnp.ndarray,
