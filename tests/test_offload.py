@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 import shutil
 import warnings
+from pathlib import Path
 
 import dpctl
 import dpnp
@@ -18,6 +19,7 @@ from hypothesis.extra.numpy import mutually_broadcastable_shapes
 from numba import prange
 
 import dpex_kernels as dk
+from dpex_kernels.offloading.host import HUGE_PAGE_THRESHOLD
 from dpex_kernels.offloading.kernels import (
     REDUCTION_MAX_GROUPS,
     REDUCTION_PER_ITEM,
@@ -579,6 +581,53 @@ def test_allocation_with_device_and_no_array_arguments():
     out = made_here(50)
     assert out.sycl_device.filter_string == CPU and out.usm_type == "device"
     np.testing.assert_allclose(host(out), np.sqrt(np.arange(50)))
+
+
+@dk.offload
+def allocate_large(n):
+    filled = dpnp.full(n, 2.5, dtype="f4", device=CPU)
+    ones = dpnp.ones(n, dtype="i8", device=CPU)
+    empty = dpnp.empty(n, dtype="f4", device=CPU)
+    for i in prange(n):
+        empty[i] = filled[i] + ones[i]
+    return filled, ones, empty
+
+
+def _huge_kib(array) -> int:
+    """AnonHugePages of the mapping that holds the middle of `array` (smaps is per mapping)."""
+    middle = array.__sycl_usm_array_interface__["data"][0] + array.nbytes // 2
+    kib, inside = 0, False
+    with open("/proc/self/smaps") as smaps:
+        for line in smaps:
+            head = line.split()[0]
+            if "-" in head and not head.endswith(":"):
+                lo, hi = (int(x, 16) for x in head.split("-"))
+                inside = lo <= middle < hi
+            elif inside and head == "AnonHugePages:":
+                kib = int(line.split()[1])
+    return kib
+
+
+def test_large_allocations_ask_for_huge_pages_before_they_are_written():
+    thp = Path("/sys/kernel/mm/transparent_hugepage/enabled").read_text()
+    n = HUGE_PAGE_THRESHOLD  # float32 elements: 4 x the threshold's bytes
+    filled, ones, empty = allocate_large(n)
+    np.testing.assert_array_equal(host(filled), np.full(n, 2.5, "f4"))
+    np.testing.assert_array_equal(host(ones), np.ones(n, "i8"))
+    np.testing.assert_array_equal(host(empty), np.full(n, 3.5, "f4"))
+    if "[never]" not in thp:  # huge pages are the kernel's to give; advice must get some
+        assert all(_huge_kib(a) > 0 for a in (filled, ones, empty))
+
+
+def test_small_full_allocations_keep_dpnp_s_casting_errors():
+    @dk.offload
+    def negative_unsigned(n):
+        return dpnp.full(n, -1, dtype="u1", device=CPU)
+
+    with pytest.raises(OverflowError):
+        negative_unsigned(8)
+    with pytest.raises(OverflowError):
+        negative_unsigned(2 * HUGE_PAGE_THRESHOLD)
 
 
 # --- errors ----------------------------------------------------------------------------------
