@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import shutil
+import threading
 import warnings
 from pathlib import Path
 
@@ -385,6 +386,36 @@ def test_dot_of_any_length(n):
     a = RNG.random(n)
     b = RNG.random(n)
     assert dot(usm(a), usm(b)) == pytest.approx(np.dot(a, b), rel=1e-9)
+
+
+def test_reductions_in_threads_and_on_two_queues_equal_numpy():
+    """Threads running reductions at once, on two queues of one device: each call's buffer
+    and launches stay its own (a pool that lent one buffer to two calls gave wrong sums here).
+
+    The arrays are made here: dpnp's copies from several threads onto two queues of the
+    OpenCL CPU device hang inside the runtime now and then, with or without dk (docs/offload.md).
+    """
+    queues = [dpctl.SyclQueue(CPU), dpctl.SyclQueue(CPU)]
+    inputs = [RNG.random(size) for size in (70_000, 3_000, 1_500_000, 123)]
+    expected = [np.dot(a, a) for a in inputs]
+    arrays = [[dpnp.asarray(a, sycl_queue=queues[w % 2]) for a in inputs] for w in range(4)]
+    for queue in queues:
+        queue.wait()
+    failures: list = []
+
+    def run(worker: int) -> None:
+        for _ in range(15):
+            for array, want in zip(arrays[worker], expected, strict=True):
+                got = dot(array, array)
+                if got != pytest.approx(want, rel=1e-9):
+                    failures.append((worker, array.size, got, want))
+
+    threads = [threading.Thread(target=run, args=(w,)) for w in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert failures == []
 
 
 def test_reduction_loop_indexes_its_arrays_by_element():
