@@ -947,7 +947,7 @@ def _layout_cases():
         ("2d-cols", base2, lambda d: d[:, 1:], "A"),
         ("2d-step", base2, lambda d: d[::2, ::3], "A"),
         ("3d-C", base3, lambda d: d, "C"),
-        ("3d-T", base3, lambda d: d.T, "F"),
+        ("3d-T", base3, lambda d: d.transpose(), "F"),
         ("3d-mid", base3, lambda d: d[:, 1:3, ::2], "A"),
     ]
 
