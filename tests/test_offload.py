@@ -650,7 +650,7 @@ def test_large_allocations_ask_for_huge_pages_before_they_are_written():
         assert all(_huge_kib(a) > 0 for a in (filled, ones, empty))
 
 
-def test_small_full_allocations_keep_dpnp_s_casting_errors():
+def test_full_allocations_small_and_large_keep_dpnp_s_casting_errors():
     @dk.offload
     def negative_unsigned(n):
         return dpnp.full(n, -1, dtype="u1", device=CPU)

@@ -51,9 +51,7 @@ def advise_huge_pages(array) -> bool:
     pages, and a loop past the caches then runs ~20% slower (docs/offload.md). Only whole
     2 MiB pages inside the array are advised; the advice changes no data. True if advised.
     """
-    if array.nbytes < HUGE_PAGE_THRESHOLD or _MADV_HUGEPAGE is None:
-        return False
-    if not array.sycl_device.is_cpu:
+    if array.nbytes < HUGE_PAGE_THRESHOLD or _MADV_HUGEPAGE is None or not array.sycl_device.is_cpu:
         return False
     start = array.__sycl_usm_array_interface__["data"][0]
     first = -(-start // _HUGE_PAGE) * _HUGE_PAGE
@@ -66,16 +64,17 @@ def advise_huge_pages(array) -> bool:
 def _make_array(kind: str, dtype: str, usm_type: str, device: str | None, shape, fill, source):
     """The dpnp array an allocation in compiled code returns (on `source`'s queue if given)."""
     placement = {"sycl_queue": source.sycl_queue} if source is not None else {"device": device}
-    if kind == "empty":
-        array = dpnp.empty(shape, dtype=dtype, usm_type=usm_type, **placement)
-        advise_huge_pages(array)
-        return array
-    if np.prod(shape, dtype=np.int64) * np.dtype(dtype).itemsize < HUGE_PAGE_THRESHOLD:
-        return dpnp.full(shape, fill, dtype=dtype, usm_type=usm_type, **placement)
-    value = dpnp.full((), fill, dtype=dtype, usm_type=usm_type, **placement)  # dpnp.full's cast
-    array = dpnp.empty(shape, dtype=dtype, usm_type=usm_type, sycl_queue=value.sycl_queue)
-    advise_huge_pages(array)  # before the fill writes the memory
-    array[...] = value
+    filled = kind != "empty"
+    if filled:
+        if np.prod(shape, dtype=np.int64) * np.dtype(dtype).itemsize < HUGE_PAGE_THRESHOLD:
+            return dpnp.full(shape, fill, dtype=dtype, usm_type=usm_type, **placement)
+        # the fill value cast (and refused) as dpnp.full casts it, then written once advised
+        value = dpnp.full((), fill, dtype=dtype, usm_type=usm_type, **placement)
+        placement = {"sycl_queue": value.sycl_queue}
+    array = dpnp.empty(shape, dtype=dtype, usm_type=usm_type, **placement)
+    advise_huge_pages(array)  # before anything writes the memory
+    if filled:
+        array[...] = value
     return array
 
 
