@@ -131,6 +131,7 @@ def _entry_bytes(key: str, artifacts) -> bytes | None:
             "name": artifacts.name,
             "opt_level": artifacts.opt_level,
             "native_float_atomics": sorted(artifacts.native_float_atomics),
+            "host_simd": artifacts.host_simd,
             "files": {name: hashlib.sha256(data).hexdigest() for name, data in extra.items()},
             "definition": definition,
         }
@@ -155,11 +156,13 @@ def _artifacts_of(key: str, data: bytes):
 
         name, opt_level = entry["name"], entry["opt_level"]
         native = entry["native_float_atomics"]
+        host_simd = entry.get("host_simd", False)
         if (
             not isinstance(name, str)
             or opt_level not in range(4)
             or not isinstance(native, list)
             or not all(isinstance(n, str) for n in native)
+            or not isinstance(host_simd, bool)
         ):
             raise artifacts_module.CorruptArtifacts("the entry's fields have the wrong types")
         artifacts = KernelArtifacts(
@@ -173,6 +176,7 @@ def _artifacts_of(key: str, data: bytes):
             opt_level=opt_level,
             timings={},
             native_float_atomics=frozenset(native),
+            host_simd=host_simd,
         )
     if artifacts.default_ndim != fields["default_ndim"]:
         raise artifacts_module.CorruptArtifacts("the entry's IR does not match its description")

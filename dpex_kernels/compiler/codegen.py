@@ -213,8 +213,9 @@ def _target_machine(opt_level: int):
     return target.create_target_machine(opt=min(opt_level, 3))
 
 
-def optimise(module: ll.ModuleRef, kernel_names: list[str], opt_level: int) -> None:
-    """Internalise all but the kernels, then run LLVM's pipeline at `opt_level` (never below 1).
+def optimise(module: ll.ModuleRef, kernel_names: list[str], opt_level: int, machine=None) -> None:
+    """Internalise all but the kernels, then run LLVM's pipeline at `opt_level` (never below 1)
+    with the cost model of `machine` (the SPIR-V target's, unless given: host_simd.py).
 
     Optimisation is mandatory here: unoptimised Numba IR passes aggregates by value, which the
     SPIR-V back end either mistranslates or aborts on (COMPILER-FINDINGS.md).
@@ -227,7 +228,7 @@ def optimise(module: ll.ModuleRef, kernel_names: list[str], opt_level: int) -> N
         if not variable.is_declaration:
             variable.linkage = "internal"
     _rename_libm_calls(module)
-    machine = _target_machine(opt_level)
+    machine = machine or _target_machine(opt_level)
     options = ll.create_pipeline_tuning_options(speed_level=max(1, min(opt_level, 3)))
     builder = ll.create_pass_builder(machine, options)
     with patches.llvm_options(), _llvm_lock:

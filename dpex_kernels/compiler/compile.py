@@ -15,7 +15,7 @@ from numba.core import types
 
 from ..errors import KernelCompileError
 from ..types.usm_array_type import USMArrayType
-from . import codegen
+from . import codegen, host_simd
 from .diagnostics import compile_failure, current_loc, is_user_error, user_error
 from .functions import compile_device_code
 from .kernel_api.atomics import float_atomic_definitions, float_atomic_paths
@@ -47,6 +47,7 @@ class KernelArtifacts:
         opt_level,
         timings,
         native_float_atomics=frozenset(),
+        host_simd=False,
     ):
         self.name = name
         self.symbol = symbol
@@ -61,6 +62,8 @@ class KernelArtifacts:
         self.opt_level = opt_level
         self.timings = timings
         self.native_float_atomics = frozenset(native_float_atomics)
+        #: Vectorised for the host's CPU with streaming stores (host_simd.py).
+        self.host_simd = bool(host_simd)
         self.default_ndim = dimensions_used(linked_ir)
         self._variants: dict[int, tuple[str, bytes]] = {}
         self._lock = threading.Lock()
@@ -114,13 +117,21 @@ def _specialise(artifacts: KernelArtifacts, ndim: int, linked=None) -> tuple[str
     started = time.perf_counter()
     atomics = float_atomic_definitions(artifacts.linked_ir, artifacts.native_float_atomics)
     definitions = [index_definitions(ndim), atomics]
-    if linked is None:
+    machine = None
+    if artifacts.host_simd:
+        machine = host_simd.host_target_machine()
+        source = host_simd.assume_aligned(artifacts.linked_ir, artifacts.symbol)
+        module = codegen.link_modules([source, *definitions])
+    elif linked is None:
         module = codegen.link_modules([artifacts.linked_ir, *definitions])
     else:
         module = codegen.link_into(linked, definitions)
-    codegen.optimise(module, [artifacts.symbol], artifacts.opt_level)
+    codegen.optimise(module, [artifacts.symbol], artifacts.opt_level, machine)
     llvm_ir = str(module)
     _check_barrier_flags(artifacts.name, llvm_ir)
+    if artifacts.host_simd:
+        llvm_ir = host_simd.finish(llvm_ir, artifacts.symbol, artifacts.name)
+        module = codegen.link_modules([llvm_ir])
     try:
         spirv = codegen.emit_spirv(module, artifacts.symbol, artifacts.opt_level, llvm_ir)
     except KernelCompileError as exc:
@@ -181,9 +192,11 @@ def compile_kernel(
     opt_level: int = 3,
     debug: bool = False,
     float_atomics: frozenset[str] = frozenset(),
+    host_simd: bool = False,
 ) -> KernelArtifacts:
     """Compile `py_func` for `argtypes` into a spir_kernel and its SPIR-V, with native float
-    atomics for the capabilities in `float_atomics` (float_atomics.native_float_atomics)."""
+    atomics for the capabilities in `float_atomics` (float_atomics.native_float_atomics), and
+    with `host_simd` vectorised for the host's CPU (host_simd.py)."""
     check_kernel_argtypes(py_func, argtypes)
     timings = {}
     started = time.perf_counter()
@@ -201,7 +214,9 @@ def compile_kernel(
         )
     timings["numba"] = time.perf_counter() - started
     try:
-        artifacts = _link(py_func, cres, argtypes, opt_level, debug, timings, float_atomics)
+        artifacts = _link(
+            py_func, cres, argtypes, opt_level, debug, timings, float_atomics, host_simd
+        )
     except KernelCompileError:
         raise
     except Exception as exc:  # past Numba, every failure is the compiler's own
@@ -209,7 +224,9 @@ def compile_kernel(
     return artifacts
 
 
-def _link(py_func, cres, argtypes, opt_level, debug, timings, float_atomics) -> KernelArtifacts:
+def _link(
+    py_func, cres, argtypes, opt_level, debug, timings, float_atomics, host_simd
+) -> KernelArtifacts:
     """The spir_kernel entry around Numba's function, linked; the default variant built."""
     context = sycl_target.target_context
     symbol = kernel_symbol(py_func.__name__)
@@ -229,6 +246,7 @@ def _link(py_func, cres, argtypes, opt_level, debug, timings, float_atomics) -> 
         opt_level=opt_level,
         timings=timings,
         native_float_atomics=float_atomics,
+        host_simd=host_simd,
     )
     try:
         artifacts.variant(artifacts.default_ndim, linked)

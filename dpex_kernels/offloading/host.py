@@ -11,6 +11,7 @@ from __future__ import annotations
 import ctypes
 import functools
 import mmap
+from pathlib import Path
 
 import dpnp
 import numba
@@ -59,6 +60,26 @@ def advise_huge_pages(array) -> bool:
     if end <= first:
         return False
     return _madvise()(first, end - first, _MADV_HUGEPAGE) == 0
+
+
+@functools.cache
+def last_level_cache_bytes() -> int:
+    """The size of the host CPU's largest cache (Linux sysfs; 32 MiB where it cannot be read)."""
+    sizes = []
+    for index in Path("/sys/devices/system/cpu/cpu0/cache").glob("index*"):
+        try:
+            text = (index / "size").read_text().strip()
+        except OSError:
+            continue
+        if text[:-1].isdigit() and text[-1] in "KMG":
+            sizes.append(int(text[:-1]) << {"K": 10, "M": 20, "G": 30}[text[-1]])
+    return max(sizes, default=32 << 20)
+
+
+def first_address(array) -> int:
+    """The address of a USM array's first element."""
+    interface = array.__sycl_usm_array_interface__
+    return interface["data"][0] + (interface.get("offset") or 0) * array.itemsize
 
 
 def _make_array(kind: str, dtype: str, usm_type: str, device: str | None, shape, fill, source):

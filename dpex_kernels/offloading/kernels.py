@@ -20,15 +20,19 @@ from numba.core import types
 
 import dpex_kernels
 
+from ..compiler import host_simd
 from ..compiler.kernel_api.spirv import TYPE_CODES
 from ..dispatcher.jit_kernel import JitKernel
 from ..errors import KernelCompileError
+from . import host
 
 #: Work-items per work-group of a reduction, and the most work-groups one launches.
 REDUCTION_WORK_GROUP = 256
 REDUCTION_MAX_GROUPS = 16384
 #: Iterations each work-item of a reduction handles at least, before more work-groups start.
 REDUCTION_PER_ITEM = 4
+#: Consecutive iterations each work-item of a streaming loop runs (compiler/host_simd.py).
+STREAM_CHUNK = 1024
 
 #: The names generated code uses; user code cannot clash with the _dk_ prefix.
 API = "_dk_api"
@@ -126,10 +130,17 @@ class RegionKernel(JitKernel):
     """A lazy kernel whose source `build(argtypes) -> (def, extra globals)` makes per signature."""
 
     def __init__(
-        self, name: str, params: list[str], build, namespace: dict, filename: str, cache: bool
+        self,
+        name: str,
+        params: list[str],
+        build,
+        namespace: dict,
+        filename: str,
+        cache: bool,
+        host_simd: bool = False,
     ):
         stub = ast.parse(f"def {name}({', '.join(params)}):\n    pass").body[0]
-        super().__init__(function_from(stub, filename, {}), cache=cache)
+        super().__init__(function_from(stub, filename, {}), cache=cache, host_simd=host_simd)
         self._build = build
         self._namespace = namespace
         self._filename = filename
@@ -162,6 +173,38 @@ class RegionKernel(JitKernel):
 
 
 _RECORDING = threading.local()
+
+
+class StreamingLaunch:
+    """Whether a launch of a 1-D loop takes its streaming kernel (one work-item a chunk of
+    STREAM_CHUNK iterations, host SIMD with streaming stores) rather than the plain one.
+
+    It does on a CPU device when the loop's arrays together outgrow the last-level cache, where
+    a store that skips the caches saves reading each line before writing it; when every array
+    starts at a 64-byte boundary, as the kernel assumes; and when the kernel compiled, which it
+    does on the first such launch (a loop LLVM cannot vectorise is refused, and the plain kernel
+    runs from then on: `refusal` says why).
+    """
+
+    def __init__(self, kernel: RegionKernel, launch_types: list):
+        self.kernel = kernel
+        self.signature = types.void(*launch_types)
+        self.refusal: KernelCompileError | None = None
+        self._usable: bool | None = None
+
+    def __call__(self, count: int, *arrays) -> bool:
+        if count < STREAM_CHUNK or sum(a.nbytes for a in arrays) < host.last_level_cache_bytes():
+            return False
+        if any(host.first_address(a) % host_simd.ALIGNMENT for a in arrays):
+            return False
+        if self._usable is None:
+            try:
+                self.kernel.compile(self.signature)
+                self._usable = True
+            except KernelCompileError as exc:
+                self.refusal = exc
+                self._usable = False
+        return self._usable
 
 
 @contextlib.contextmanager

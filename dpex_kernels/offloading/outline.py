@@ -33,7 +33,10 @@ from .kernels import (
     REDUCTION_MAX_GROUPS,
     REDUCTION_PER_ITEM,
     REDUCTION_WORK_GROUP,
+    STREAM_CHUNK,
     RegionKernel,
+    StreamingLaunch,
+    at_line,
     combine,
     final_kernel,
     group_reduction,
@@ -91,10 +94,14 @@ class Region:
     #: The kernel's argument types where the host code of its launch is plain Python (integer
     #: bounds of the arguments, the arguments themselves passed): see Outline.direct.
     launch_types: list | None = None
+    #: A 1-D loop's streaming kernel (kernels.StreamingLaunch), compiled on first use.
+    streaming: list = field(default_factory=list)
 
     def definitions(self):
         """(kernel, signature, CompiledKernel) of everything this region launches."""
-        own = [(k, sig, c) for k in self.kernels for sig, c in k.definitions.items()]
+        own = [
+            (k, sig, c) for k in self.kernels + self.streaming for sig, c in k.definitions.items()
+        ]
         arguments = {t for _, sig, _ in own for t in sig.args}
         shared = [
             (k, sig, c)
@@ -234,6 +241,12 @@ class Outliner:
         direct = all(r.launch_types is not None for r in self.regions) and all(
             self._direct_statement(stmt, last=stmt is self.tree.body[-1]) for stmt in self.tree.body
         )
+        if not direct:
+            # Compiled host code launches only the plain kernels: Numba would type (and so
+            # compile) every streaming kernel with the host function.
+            tree = _PlainLaunches().visit(tree)
+            for region in self.regions:
+                region.streaming.clear()
         return Outline(tree, self.namespace, self.regions, direct)
 
     def _direct_statement(self, stmt, last: bool) -> bool:
@@ -356,12 +369,16 @@ class Outliner:
             )
         return eval(compile(ast.Expression(node), self.filename, "eval"), self.globals)  # noqa: S307
 
-    def _kernel(self, region: Region, stem: str, params: list, build) -> str:
+    def _kernel(
+        self, region: Region, stem: str, params: list, build, host_simd: bool = False
+    ) -> str:
         name = f"{self.name}_{stem}_line{region.line}"
-        taken = {k.__name__ for r in self.regions for k in r.kernels}
+        taken = {k.__name__ for r in self.regions for k in r.kernels + r.streaming}
         while name in taken:
             name += "_"
-        kernel = RegionKernel(name, params, build, self.kernel_namespace, self.filename, self.cache)
+        kernel = RegionKernel(
+            name, params, build, self.kernel_namespace, self.filename, self.cache, host_simd
+        )
         kernel.describe = (
             f"@dk.offload function '{self.name}': the {region.kind} at line {region.line}"
         )
@@ -613,8 +630,51 @@ class Outliner:
         sizes = ", ".join(f"_dk_n{r}_{k}" for k in range(depth))
         launch_range = sizes if depth == 1 else f"({sizes})"
         args = ", ".join(free + [a for b in bounds for a in b.args(sizes=False)])
-        launch += statements(f"_dk_ev = {kernel}[{launch_range}]({args})", line)
-        return launch, True
+        plain_launch = statements(f"_dk_ev = {kernel}[{launch_range}]({args})", line)
+        streaming = self._streaming(region, indices[0], bounds, kernel_body, free, plain)
+        if streaming is None:
+            return launch + plain_launch, True
+        choose, streaming_launch = streaming
+        decision = ast.If(test=ast.parse(choose).body[0].value, body=streaming_launch)
+        decision.orelse = plain_launch
+        decision.dk_streaming = True  # outline() keeps only the plain launch in @njit code
+        return launch + [at_line(decision, line)], True
+
+    def _streaming(self, region, index, bounds, kernel_body, free, plain):
+        """(the condition, the launch) of a 1-D loop's streaming kernel, or None where the loop
+        cannot have one: not a CPU device, more than one level, not prange(n), or argument types
+        not known before the host function is typed."""
+        if not (plain and len(bounds) == 1 and bounds[0].start == 0 and bounds[0].step == 1):
+            return None
+        if not device_by_canonical_name(self.device).is_cpu:
+            return None
+        arrays = [n for n in free if isinstance(self._fixed_type(ast.Name(n)), types.Array)]
+        if not arrays:
+            return None
+        r = len(self.regions)
+        tree = ast.parse(
+            f"def _dk_region({', '.join([*free, '_dk_n0'])}):\n"
+            f"    _dk_first = {API}.get_global_id(0) * {STREAM_CHUNK}\n"
+            f"    for _dk_k in range(min({STREAM_CHUNK}, _dk_n0 - _dk_first)):\n"
+            f"        {index} = _dk_first + _dk_k\n"
+        ).body[0]
+        tree = at_line(tree, region.line)
+        tree.body[-1].body += copy.deepcopy(kernel_body)
+
+        def build(argtypes, tree=tree):
+            return copy.deepcopy(tree), {}
+
+        name = self._kernel(region, "stream", [*free, "_dk_n0"], build, host_simd=True)
+        kernel = region.kernels.pop()
+        region.streaming.append(kernel)
+        choice = self._add(StreamingLaunch(kernel, region.launch_types + [types.int64]), "stream")
+        count = f"_dk_n{r}_0"
+        launch = statements(
+            f"_dk_ev = {name}[({count} + {STREAM_CHUNK - 1}) // {STREAM_CHUNK}]"
+            f"({', '.join([*free, count])})",
+            region.line,
+        )
+        return f"{choice}({count}, {', '.join(arrays)})", launch
 
     def _reductions(self, body, candidates: set, line: int) -> dict:
         """name -> operator of each scalar the loop body reduces into."""
@@ -1153,6 +1213,14 @@ def _groups_for(total):  # pragma: no cover (compiled)
     per_group = REDUCTION_WORK_GROUP * REDUCTION_PER_ITEM
     groups = (total + per_group - 1) // per_group
     return max(1, min(groups, REDUCTION_MAX_GROUPS))
+
+
+class _PlainLaunches(ast.NodeTransformer):
+    """Each choice between a streaming and a plain launch, as the plain launch alone."""
+
+    def visit_If(self, node):
+        self.generic_visit(node)
+        return node.orelse if getattr(node, "dk_streaming", False) else node
 
 
 class _Hoist(ast.NodeTransformer):

@@ -1,0 +1,198 @@
+"""Streaming loops: a 1-D prange loop of an offloaded function on a CPU device, past the
+last-level cache, runs as host-SIMD code with non-temporal stores (compiler/host_simd.py,
+docs/offload.md); everything else takes the plain kernel. Results are checked against NumPy."""
+
+from __future__ import annotations
+
+import re
+
+import dpnp
+import numpy as np
+import pytest
+from conftest import CPU
+from numba import prange
+
+import dpex_kernels as dk
+from dpex_kernels.compiler import host_simd
+from dpex_kernels.errors import KernelCompileError
+from dpex_kernels.offloading.host import first_address, last_level_cache_bytes
+from dpex_kernels.offloading.kernels import STREAM_CHUNK
+
+RNG = np.random.default_rng(11)
+
+
+def usm(values):
+    return dpnp.asarray(values, device=CPU)
+
+
+def past_the_cache(arrays: int, itemsize: int) -> int:
+    """An element count whose `arrays` arrays outgrow the cache, not a multiple of a chunk
+    or of a vector: the last work-item runs a partial chunk and a scalar tail."""
+    return last_level_cache_bytes() // (arrays * itemsize) + STREAM_CHUNK + 13
+
+
+def streaming_kernels(function) -> list:
+    return [k for k in function.inspect_kernels() if "_stream_" in k.name]
+
+
+def make_triad():
+    @dk.offload
+    def triad(a, b, c, s):
+        for i in prange(a.shape[0]):
+            a[i] = b[i] + s * c[i]
+
+    return triad
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64"])
+def test_a_loop_past_the_cache_streams_and_equals_numpy(dtype):
+    triad = make_triad()
+    n = past_the_cache(3, np.dtype(dtype).itemsize)
+    b = (RNG.random(n) * 100).astype(dtype)
+    c = (RNG.random(n) * 100).astype(dtype)
+    s = np.dtype(dtype).type(3)
+    a = usm(np.zeros(n, dtype))
+    triad(a, usm(b), usm(c), s)
+    np.testing.assert_array_equal(dpnp.asnumpy(a), b + s * c)
+    (found,) = streaming_kernels(triad)
+    assert "Nontemporal" in found.spirv and "SubgroupSize 1" in found.spirv
+
+
+def test_a_small_loop_takes_the_plain_kernel_and_compiles_no_streaming_one():
+    triad = make_triad()
+    b, c = RNG.random(5000), RNG.random(5000)
+    a = usm(np.zeros(5000))
+    triad(a, usm(b), usm(c), 2.0)
+    np.testing.assert_array_equal(dpnp.asnumpy(a), b + 2.0 * c)
+    assert streaming_kernels(triad) == []
+
+
+def test_an_array_off_a_64_byte_boundary_takes_the_plain_kernel():
+    """The streaming kernel assumes aligned arrays: a view one element in is not."""
+    triad = make_triad()
+    n = past_the_cache(3, 8)
+    b, c = RNG.random(n + 1), RNG.random(n)
+    whole = usm(b)
+    view = whole[1:]
+    assert first_address(view) % host_simd.ALIGNMENT != 0
+    a = usm(np.zeros(n))
+    triad(a, view, usm(c), 2.0)
+    np.testing.assert_array_equal(dpnp.asnumpy(a), b[1:] + 2.0 * c)
+    assert streaming_kernels(triad) == []
+
+
+def test_a_loop_llvm_cannot_vectorise_is_refused_and_runs_plain():
+    """A scattered store vectorises to a masked scatter, which SPIR-V back ends do not take:
+    the streaming kernel is refused once, and every launch takes the plain kernel."""
+
+    @dk.offload
+    def scatter(out, x, where):
+        for i in prange(x.shape[0]):
+            out[where[i]] = x[i] * 2.0
+
+    n = past_the_cache(3, 8)
+    x = RNG.random(n)
+    where = RNG.permutation(n).astype(np.int64)
+    for _ in range(2):
+        out = usm(np.zeros(n))
+        scatter(out, usm(x), usm(where))
+        expected = np.zeros(n)
+        expected[where] = x * 2.0
+        np.testing.assert_array_equal(dpnp.asnumpy(out), expected)
+    assert streaming_kernels(scatter) == []
+
+
+def test_a_compiled_host_function_launches_the_plain_kernel():
+    """Host code around the loop makes the host function Numba-compiled: Numba would compile
+    every kernel it could launch, so it launches only the plain one."""
+
+    @dk.offload
+    def scaled(a, b):
+        factor = b.shape[0] * 0.5
+        for i in prange(a.shape[0]):
+            a[i] = b[i] * factor
+        return factor
+
+    n = past_the_cache(2, 8)
+    b = RNG.random(n)
+    a = usm(np.zeros(n))
+    factor = scaled(a, usm(b))
+    np.testing.assert_allclose(dpnp.asnumpy(a), b * factor)
+    assert streaming_kernels(scaled) == []
+
+
+def test_prange_with_a_start_or_a_step_takes_the_plain_kernel():
+    @dk.offload
+    def odd_half(a, b):
+        for i in prange(1, a.shape[0], 2):
+            a[i] = b[i] + 1.0
+
+    n = past_the_cache(2, 8)
+    b = RNG.random(n)
+    a = usm(np.zeros(n))
+    odd_half(a, usm(b))
+    expected = np.zeros(n)
+    expected[1::2] = b[1::2] + 1.0
+    np.testing.assert_array_equal(dpnp.asnumpy(a), expected)
+    assert streaming_kernels(odd_half) == []
+
+
+def test_the_streaming_kernel_is_cached_with_its_host_simd_build(tmp_path, monkeypatch):
+    monkeypatch.setenv("DPEX_KERNELS_CACHE_DIR", str(tmp_path))
+    n = past_the_cache(3, 4)
+    b, c = RNG.random(n).astype("f4"), RNG.random(n).astype("f4")
+    stats = []
+    for _ in range(2):
+        triad = dk.offload(make_triad().py_func, cache=True)
+        a = usm(np.zeros(n, "f4"))
+        triad(a, usm(b), usm(c), np.float32(2))
+        np.testing.assert_array_equal(dpnp.asnumpy(a), b + np.float32(2) * c)
+        (found,) = streaming_kernels(triad)
+        assert "Nontemporal" in found.spirv
+        stats.append((found.kernel.stats.compiles, found.kernel.stats.cache_hits))
+    assert stats == [(1, 0), (0, 1)]
+
+
+# --- the compiler's side -------------------------------------------------------------------
+
+KERNEL = (
+    "define spir_kernel void @k(ptr addrspace(1) %.1, i64 %.2, ptr addrspace(1) noundef %.3, "
+    "ptr %.4) #0 {\n{body}\n}\n"
+)
+
+
+def test_only_global_pointer_parameters_are_assumed_aligned():
+    text = host_simd.assume_aligned(KERNEL.replace("{body}", "  ret void"), "k")
+    assert "ptr addrspace(1) align 64 %.1, i64 %.2, ptr addrspace(1) noundef align 64 %.3" in text
+    assert "ptr %.4" in text
+
+
+@pytest.mark.parametrize(
+    ("body", "problem"),
+    [
+        ("  store <32 x i8> %v, ptr addrspace(1) %.1, align 64", "vectors of [32] elements"),
+        (
+            "  call void @llvm.masked.scatter.v16f64.v16p1(<16 x double> %v, <16 x ptr> %p, "
+            "<16 x i1> %m)",
+            "llvm.masked.scatter",
+        ),
+        ("  store float %v, ptr addrspace(1) %.1, align 4", "not vectorised"),
+        ("  store <16 x float> %v, ptr addrspace(1) %.1, align 4", "not vectorised"),
+    ],
+)
+def test_vector_code_spir_v_lacks_or_no_vector_code_is_refused(body, problem):
+    with pytest.raises(KernelCompileError, match=re.escape(problem)):
+        host_simd.finish(KERNEL.replace("{body}", body), "k", "k")
+
+
+def test_aligned_vector_stores_stream_and_sub_groups_are_one_work_item():
+    body = (
+        "  store <16 x float> %v, ptr addrspace(1) %.1, align 64, !tbaa !3\n"
+        "  store <8 x float> %w, ptr addrspace(1) %.1, align 32\n"
+        "  %m = call <16 x float> @llvm.fmuladd.v16f32(<16 x float> %v, <16 x float> %v, "
+        "<16 x float> %v)"
+    )
+    text = host_simd.finish(KERNEL.replace("{body}", body), "k", "k")
+    assert "align 64, !nontemporal !{i32 1}, !tbaa !3" in text
+    assert "align 32\n" in text  # under-aligned: a plain store
+    assert "#0 !intel_reqd_sub_group_size !{i32 1} {" in text
