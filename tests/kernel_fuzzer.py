@@ -801,8 +801,16 @@ class Generator:
 
 
 def generate(seed: int) -> dict:
-    """The program (kernel, model, launch, arrays) of one case seed."""
-    return Generator(seed).program()
+    """The program (kernel, model, launch, arrays) of one case seed.
+
+    One case in four without sub-group calls (whose results depend on the sub-group size) is
+    also compiled as a host-SIMD kernel (compiler/host_simd.py: the host's cost model,
+    sub-groups of one work-item), which is launched where the compiler does not refuse it.
+    Decided from the seed, so the generator's draws, and every other case, stay as they were.
+    """
+    case = Generator(seed).program()
+    case["host_simd"] = seed % 4 == 0 and "dk.sub_group" not in case["kernel"]
+    return case
 
 
 def case_seed(campaign_seed: int, index: int) -> int:
@@ -953,6 +961,25 @@ _INTERNAL = re.compile(
 )
 
 
+#: How compiler/host_simd.py refuses a kernel it cannot vectorise: not a failure.
+_HOST_SIMD_REFUSALS = re.compile(r"was not vectorised|which SPIR-V lacks|is not known to take")
+
+
+def _host_simd_kernel(function, sig, options: dict):
+    """The kernel compiled as host SIMD, or None where the compiler refuses it as such."""
+    from dpex_kernels.dispatcher.jit_kernel import JitKernel
+    from dpex_kernels.errors import KernelCompileError
+
+    kernel = JitKernel(function, host_simd=True, **options)
+    try:
+        kernel.compile(sig)
+    except KernelCompileError as exc:
+        if _HOST_SIMD_REFUSALS.search(str(exc)):
+            return None
+        raise
+    return kernel
+
+
 def _compile_failure(exc: BaseException) -> str:
     text = f"{type(exc).__name__}: {exc}"
     if "invalid SPIR-V" in text:
@@ -990,10 +1017,16 @@ def run_case(case: dict) -> dict:
     namespace = {"dk": dk, "np": __import__("numpy"), "math": __import__("math")}
     try:
         exec(compile(case["kernel"], "<fuzz kernel>", "exec"), namespace)
-        kernel = dk.kernel(namespace["kern"], debug=case["debug"], opt_level=case["opt_level"])
+        options = {"debug": case["debug"], "opt_level": case["opt_level"]}
         device_arrays = {n: dpnp.asarray(a) for n, a in arrays.items()}
         args = [device_arrays[p] if p in device_arrays else scalars[p] for p in case["params"]]
-        kernel.compile(dk.void(*(dk.typeof(a) for a in args)))
+        sig = dk.void(*(dk.typeof(a) for a in args))
+        kernel = None
+        if case.get("host_simd"):
+            kernel = _host_simd_kernel(namespace["kern"], sig, options)
+        if kernel is None:
+            kernel = dk.kernel(namespace["kern"], **options)
+            kernel.compile(sig)
     except Exception as exc:
         return {"outcome": _compile_failure(exc), "detail": f"{type(exc).__name__}: {exc}"}
     try:
