@@ -4,17 +4,24 @@ docs/offload.md); everything else takes the plain kernel. Results are checked ag
 
 from __future__ import annotations
 
+import importlib.util
 import re
+import tempfile
+from pathlib import Path
+from unittest import mock
 
 import dpnp
 import numpy as np
 import pytest
 from conftest import CPU
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from numba import prange
 
 import dpex_kernels as dk
 from dpex_kernels.compiler import host_simd
 from dpex_kernels.errors import KernelCompileError
+from dpex_kernels.offloading import host
 from dpex_kernels.offloading.host import first_address, last_level_cache_bytes
 from dpex_kernels.offloading.kernels import STREAM_CHUNK
 
@@ -196,3 +203,95 @@ def test_aligned_vector_stores_stream_and_sub_groups_are_one_work_item():
     assert "align 64, !nontemporal !{i32 1}, !tbaa !3" in text
     assert "align 32\n" in text  # under-aligned: a plain store
     assert "#0 !intel_reqd_sub_group_size !{i32 1} {" in text
+
+
+# --- random loops: every streaming kernel against NumPy ------------------------------------
+
+#: (loop source, NumPy source) of each leaf of an expression.
+LEAVES = [("a[i]", "a"), ("b[i]", "b"), ("s", "s"), ("i", "i"), ("2", "2")]
+
+
+def _combine(children):
+    """(loop source, NumPy source) of an expression over the loop's operands."""
+    binary = st.tuples(st.sampled_from(["+", "-", "*"]), children, children).map(
+        lambda t: (f"({t[1][0]} {t[0]} {t[2][0]})", f"({t[1][1]} {t[0]} {t[2][1]})")
+    )
+    extreme = st.tuples(st.sampled_from(["min", "max"]), children, children).map(
+        lambda t: (f"{t[0]}({t[1][0]}, {t[2][0]})", f"np.{t[0]}imum({t[1][1]}, {t[2][1]})")
+    )
+    absolute = children.map(lambda c: (f"abs({c[0]})", f"np.abs({c[1]})"))
+    chosen = st.tuples(children, children, children, children).map(
+        lambda t: (
+            f"({t[0][0]} if {t[1][0]} > {t[2][0]} else {t[3][0]})",
+            f"np.where({t[1][1]} > {t[2][1]}, {t[0][1]}, {t[3][1]})",
+        )
+    )
+    return st.one_of(binary, extreme, absolute, chosen)
+
+
+EXPRESSIONS = st.recursive(st.sampled_from(LEAVES), _combine, max_leaves=5)
+
+
+@st.composite
+def loops(draw):
+    """A 1-D prange loop writing one or two outputs, some stores conditional."""
+    first, second = draw(EXPRESSIONS), draw(EXPRESSIONS)
+    conditional = draw(st.booleans())
+    two = draw(st.booleans())
+    body = [f"        out[i] = {first[0]}"]
+    expected = {"out": first[1]}
+    if conditional:  # a masked store: the loop may be refused, and runs plain then
+        body = ["        if a[i] > b[i]:", f"    {body[0]}"]
+        expected["out"] = f"np.where(a > b, {first[1]}, out)"
+    if two:
+        body.append(f"        out2[i] = {second[0]}")
+        expected["out2"] = second[1]
+    return body, expected
+
+
+SOURCE = """
+import numpy as np
+from numba import prange
+
+import dpex_kernels as dk
+
+
+@dk.offload
+def loop(out, out2, a, b, s):
+    for i in prange(out.shape[0]):
+{body}
+"""
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    loop=loops(),
+    dtype=st.sampled_from(["float64", "int64", "int32"]),
+    extra=st.integers(0, 3 * STREAM_CHUNK),
+)
+def test_random_loops_stream_and_equal_numpy(loop, dtype, extra):
+    """Every loop without a condition streams (the cache is taken to be empty); a conditional
+    store or a conditional expression's load may make the vector code masked, which is
+    refused. The results are NumPy's either way (integer values: float64 results are exact)."""
+    body, expected = loop
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "random_loop.py"
+        path.write_text(SOURCE.format(body="\n".join(body)))
+        spec = importlib.util.spec_from_file_location(f"random_loop_{extra}", path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+    n = STREAM_CHUNK + extra
+    rng = np.random.default_rng(extra)
+    a = rng.integers(-40, 40, n).astype(dtype)
+    b = rng.integers(-40, 40, n).astype(dtype)
+    s = np.dtype(dtype).type(3)
+    out, out2 = rng.integers(-9, 9, n).astype(dtype), np.zeros(n, dtype)
+    device = {name: usm(x) for name, x in {"out": out, "out2": out2, "a": a, "b": b}.items()}
+    with mock.patch.object(host, "last_level_cache_bytes", lambda: 0):
+        module.loop(device["out"], device["out2"], device["a"], device["b"], s)
+    names = {"np": np, "a": a, "b": b, "s": s, "i": np.arange(n), "out": out}
+    for name, source in expected.items():
+        want = np.broadcast_to(eval(source, names), (n,)).astype(dtype)  # noqa: S307
+        np.testing.assert_array_equal(dpnp.asnumpy(device[name]), want)
+    streamed = len(streaming_kernels(module.loop))
+    assert streamed == 1 or any(" if " in line for line in body)

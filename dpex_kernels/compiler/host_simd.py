@@ -32,7 +32,16 @@ _VECTOR_LENGTHS = {2, 3, 4, 8, 16}
 _VECTOR = re.compile(r"<(\d+) x ")
 #: The LLVM intrinsics vectorised code may call on vectors: those the back end lowers to
 #: OpenCL built-ins of vector arguments. Scalar calls are the same as in any kernel.
-_VECTOR_INTRINSICS = ("llvm.fmuladd.", "llvm.fma.", "llvm.fabs.")
+_VECTOR_INTRINSICS = (
+    "llvm.fmuladd.",
+    "llvm.fma.",
+    "llvm.fabs.",
+    "llvm.smin.",
+    "llvm.smax.",
+    "llvm.umin.",
+    "llvm.umax.",
+    "llvm.abs.",
+)
 _INTRINSIC_CALL = re.compile(r"\bcall .*@(llvm\.[-\w.$]+)\(")
 _GLOBAL_POINTER_PARAM = re.compile(r"ptr addrspace\(1\)( noundef)? %")
 _VECTOR_STORE = re.compile(
