@@ -28,6 +28,8 @@ import dpnp
 import numpy as np
 from numba import prange
 
+from dpex_kernels.offloading.kernels import STREAM_CHUNK
+
 from .. import device, kernels
 from ..config import Config
 from ..results import Comparison, Row, peer_comparison, peer_table, skipped_row, time_row
@@ -129,10 +131,18 @@ def _rows(case: str, times: dict[str, list[float]], **params) -> list[Row]:
 
 
 def _region_launch(function, launch_range, values: dict):
-    """The offloaded function's one kernel, launched directly with its parameters by name."""
-    (found,) = function.inspect_kernels()
-    args = [values[name] for name in found.kernel.param_names]
-    return lambda: found.kernel[launch_range](*args)
+    """The kernel the offloaded function launched, launched directly with its parameters by
+    name: the streaming kernel where it took one (docs/offload.md), else its one kernel."""
+    found = function.inspect_kernels()
+    streaming = [k.kernel for k in found if "_stream_line" in k.name]
+    if streaming:
+        (kernel,) = streaming
+        values = values | {"_dk_n0": launch_range}
+        launch_range = -(-launch_range // STREAM_CHUNK)
+    else:
+        (kernel,) = [k.kernel for k in found]
+    args = [values[name] for name in kernel.param_names]
+    return lambda: kernel[launch_range](*args)
 
 
 # --- cases ----------------------------------------------------------------------------------
