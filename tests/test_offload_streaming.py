@@ -24,6 +24,7 @@ from dpex_kernels.errors import KernelCompileError
 from dpex_kernels.offloading import host
 from dpex_kernels.offloading.host import first_address, last_level_cache_bytes
 from dpex_kernels.offloading.kernels import STREAM_CHUNK
+from dpex_kernels.types.spec import ArraySpec
 
 RNG = np.random.default_rng(11)
 
@@ -128,7 +129,73 @@ def test_a_compiled_host_function_launches_the_plain_kernel():
     assert streaming_kernels(scaled) == []
 
 
-def test_prange_with_a_start_or_a_step_takes_the_plain_kernel():
+def make_stencil():
+    @dk.offload
+    def stencil(x, y, c0, c1):
+        n0, n1 = x.shape
+        for i in prange(1, n0 - 1):
+            for j in prange(1, n1 - 1):
+                y[i, j] = c0 * x[i, j] + c1 * (
+                    x[i - 1, j] + x[i + 1, j] + x[i, j - 1] + x[i, j + 1]
+                )
+
+    return stencil
+
+
+def reference_stencil(x, c0, c1):
+    y = np.zeros_like(x)
+    y[1:-1, 1:-1] = c0 * x[1:-1, 1:-1] + c1 * (
+        x[:-2, 1:-1] + x[2:, 1:-1] + x[1:-1, :-2] + x[1:-1, 2:]
+    )
+    return y
+
+
+@pytest.mark.parametrize("columns", [2 * STREAM_CHUNK + 16, 3 * STREAM_CHUNK + 17])
+def test_a_stencil_streams_where_its_rows_are_aligned(columns):
+    """Rows of a multiple of 64 bytes stream (the first chunk of a row peels the iterations
+    before column 16); other rows would leave every store unaligned and take the plain kernel."""
+    stencil = make_stencil()
+    rows = last_level_cache_bytes() // (2 * 8 * columns) + 3
+    x = RNG.random((rows, columns))
+    y = usm(np.zeros((rows, columns)))
+    stencil(usm(x), y, 0.5, 0.125)
+    np.testing.assert_allclose(dpnp.asnumpy(y), reference_stencil(x, 0.5, 0.125), rtol=1e-12)
+    aligned = columns * 8 % host_simd.ALIGNMENT == 0
+    assert len(streaming_kernels(stencil)) == (1 if aligned else 0)
+
+
+def test_a_3d_nest_and_a_1d_loop_with_a_start_stream_and_equal_numpy():
+    @dk.offload
+    def shifted(a, b):
+        for i in prange(3, a.shape[0]):
+            a[i] = b[i - 3] * 2.0
+
+    @dk.offload
+    def scaled3(a, b, s):
+        n0, n1, n2 = a.shape
+        for i in prange(n0):
+            for j in prange(n1):
+                for k in prange(2, n2):
+                    a[i, j, k] = b[i, j, k - 2] * s + j
+
+    n = past_the_cache(2, 8)
+    b = RNG.random(n)
+    a = usm(np.zeros(n))
+    shifted(a, usm(b))
+    expected = np.zeros(n)
+    expected[3:] = b[:-3] * 2.0
+    np.testing.assert_array_equal(dpnp.asnumpy(a), expected)
+    shape = (3, last_level_cache_bytes() // (2 * 8 * 3 * 2048) + 2, 2048)
+    b3 = RNG.random(shape)
+    a3 = usm(np.zeros(shape))
+    scaled3(a3, usm(b3), 1.5)
+    expected3 = np.zeros(shape)
+    expected3[:, :, 2:] = b3[:, :, :-2] * 1.5 + np.arange(shape[1])[None, :, None]
+    np.testing.assert_array_equal(dpnp.asnumpy(a3), expected3)
+    assert len(streaming_kernels(shifted)) == 1 and len(streaming_kernels(scaled3)) == 1
+
+
+def test_prange_with_a_step_takes_the_plain_kernel():
     @dk.offload
     def odd_half(a, b):
         for i in prange(1, a.shape[0], 2):
@@ -163,15 +230,39 @@ def test_the_streaming_kernel_is_cached_with_its_host_simd_build(tmp_path, monke
 # --- the compiler's side -------------------------------------------------------------------
 
 KERNEL = (
-    "define spir_kernel void @k(ptr addrspace(1) %.1, i64 %.2, ptr addrspace(1) noundef %.3, "
-    "ptr %.4) #0 {\n{body}\n}\n"
+    "define spir_kernel void @k(ptr addrspace(1) %.1, i64 %.2, i64 %.3, "
+    "ptr addrspace(1) noundef %.4, i64 %.5, float %.6) #0 {\nentry:\n{body}\n}\n"
+)
+#: What KERNEL's parameters flatten: a 2-D float32 array, a 1-D float64 array, a float.
+PARAMS = (
+    ArraySpec("float32", 2, "C", "device", CPU),
+    ArraySpec("float64", 1, "C", "device", CPU),
+    "float32",
 )
 
 
-def test_only_global_pointer_parameters_are_assumed_aligned():
-    text = host_simd.assume_aligned(KERNEL.replace("{body}", "  ret void"), "k")
-    assert "ptr addrspace(1) align 64 %.1, i64 %.2, ptr addrspace(1) noundef align 64 %.3" in text
-    assert "ptr %.4" in text
+def test_a_kernel_assumes_aligned_arrays_and_rows_of_a_multiple_of_64_bytes():
+    text = host_simd.assume_aligned(KERNEL.replace("{body}", "  ret void"), "k", PARAMS)
+    assert "(ptr addrspace(1) align 64 %.1, i64 %.2, i64 %.3, " in text
+    assert "ptr addrspace(1) noundef align 64 %.4, i64 %.5, float %.6)" in text
+    # the 2-D array's last extent (%.3) is a multiple of 16 float32s; nothing of the 1-D one
+    assert "entry:\n  %dpex.rows.0 = urem i64 %.3, 16\n" in text
+    assert text.count("call void @llvm.assume") == 1
+    assert "declare void @llvm.assume(i1)" in text
+
+
+@pytest.mark.parametrize(
+    ("address", "shape", "itemsize", "fits"),
+    [
+        (4096, (10,), 4, True),
+        (4096 + 4, (10,), 4, False),
+        (4096, (3, 16), 4, True),
+        (4096, (3, 17), 4, False),
+        (4096, (3, 4, 8), 8, True),
+    ],
+)
+def test_what_a_launch_checks_is_what_the_kernel_assumes(address, shape, itemsize, fits):
+    assert host_simd.fits(address, shape, itemsize) is fits
 
 
 @pytest.mark.parametrize(
@@ -258,7 +349,7 @@ import dpex_kernels as dk
 
 @dk.offload
 def loop(out, out2, a, b, s):
-    for i in prange(out.shape[0]):
+    for i in prange({start}, out.shape[0]):
 {body}
 """
 
@@ -268,19 +359,20 @@ def loop(out, out2, a, b, s):
     loop=loops(),
     dtype=st.sampled_from(["float64", "int64", "int32"]),
     extra=st.integers(0, 3 * STREAM_CHUNK),
+    start=st.sampled_from([0, 0, 1, 5, 16, 17]),
 )
-def test_random_loops_stream_and_equal_numpy(loop, dtype, extra):
+def test_random_loops_stream_and_equal_numpy(loop, dtype, extra, start):
     """Every loop without a condition streams (the cache is taken to be empty); a conditional
     store or a conditional expression's load may make the vector code masked, which is
     refused. The results are NumPy's either way (integer values: float64 results are exact)."""
     body, expected = loop
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "random_loop.py"
-        path.write_text(SOURCE.format(body="\n".join(body)))
+        path.write_text(SOURCE.format(start=start, body="\n".join(body)))
         spec = importlib.util.spec_from_file_location(f"random_loop_{extra}", path)
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
-    n = STREAM_CHUNK + extra
+    n = STREAM_CHUNK + start + extra
     rng = np.random.default_rng(extra)
     a = rng.integers(-40, 40, n).astype(dtype)
     b = rng.integers(-40, 40, n).astype(dtype)
@@ -290,8 +382,10 @@ def test_random_loops_stream_and_equal_numpy(loop, dtype, extra):
     with mock.patch.object(host, "last_level_cache_bytes", lambda: 0):
         module.loop(device["out"], device["out2"], device["a"], device["b"], s)
     names = {"np": np, "a": a, "b": b, "s": s, "i": np.arange(n), "out": out}
+    before = {"out": out, "out2": out2}
     for name, source in expected.items():
         want = np.broadcast_to(eval(source, names), (n,)).astype(dtype)  # noqa: S307
+        want[:start] = before[name][:start]  # the loop starts at `start`
         np.testing.assert_array_equal(dpnp.asnumpy(device[name]), want)
     streamed = len(streaming_kernels(module.loop))
     assert streamed == 1 or any(" if " in line for line in body)

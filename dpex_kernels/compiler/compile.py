@@ -21,7 +21,7 @@ from .functions import compile_device_code
 from .kernel_api.atomics import float_atomic_definitions, float_atomic_paths
 from .kernel_api.barriers import FENCE_FLAGS, fence_flags_error
 from .kernel_api.index_space import dimensions_used, index_definitions
-from .lowering import build_kernel_entry, kernel_symbol
+from .lowering import build_kernel_entry, kernel_symbol, param_of
 from .target import EXCEPTIONS, sycl_target
 
 
@@ -120,7 +120,8 @@ def _specialise(artifacts: KernelArtifacts, ndim: int, linked=None) -> tuple[str
     machine = None
     if artifacts.host_simd:
         machine = host_simd.host_target_machine()
-        source = host_simd.assume_aligned(artifacts.linked_ir, artifacts.symbol)
+        params = tuple(param_of(t) for t in artifacts.argtypes)
+        source = host_simd.assume_aligned(artifacts.linked_ir, artifacts.symbol, params)
         module = codegen.link_modules([source, *definitions])
     elif linked is None:
         module = codegen.link_modules([artifacts.linked_ir, *definitions])

@@ -21,8 +21,10 @@ import functools
 import re
 
 import llvmlite.binding as ll
+import numpy as np
 
 from ..errors import KernelCompileError
+from ..types.params import SHAPE, kernel_slots
 
 #: The alignment a host-SIMD kernel assumes of every array it is given.
 ALIGNMENT = 64
@@ -43,6 +45,7 @@ _VECTOR_INTRINSICS = (
     "llvm.abs.",
 )
 _INTRINSIC_CALL = re.compile(r"\bcall .*@(llvm\.[-\w.$]+)\(")
+_ASSUME = re.compile(r"^\s*call void @llvm\.assume\(i1 [^)]*\)\n", re.M)
 _GLOBAL_POINTER_PARAM = re.compile(r"ptr addrspace\(1\)( noundef)? %")
 _VECTOR_STORE = re.compile(
     r"^(\s+store <\d+ x [^>]+> [^,]+, ptr addrspace\(1\) %[-\w.$\"]+, align (\d+))", re.M
@@ -58,13 +61,42 @@ def host_target_machine():
     )
 
 
-def assume_aligned(text: str, symbol: str) -> str:
-    """The linked module with every global pointer parameter of the kernel 64-byte aligned."""
+def fits(address: int, shape: tuple, itemsize: int) -> bool:
+    """Whether an array is laid out as a host-SIMD kernel assumes: its first element 64-byte
+    aligned, and for 2 dimensions or more its last extent a multiple of 64 bytes."""
+    rows = len(shape) < 2 or shape[-1] * itemsize % ALIGNMENT == 0
+    return address % ALIGNMENT == 0 and rows
+
+
+def assume_aligned(text: str, symbol: str, params: tuple) -> str:
+    """The linked module with the kernel assuming what `fits` checks of every array: global
+    pointer parameters 64-byte aligned, and each array of 2 dimensions or more (`params`, as
+    types/params.py flattens them) with a last extent of a multiple of 64 bytes."""
     head, brace, rest = _definition(text, symbol)
     aligned = _GLOBAL_POINTER_PARAM.sub(
         lambda m: f"ptr addrspace(1){m.group(1) or ''} align {ALIGNMENT} %", head
     )
-    return text.replace(head + brace, aligned + brace, 1)
+    names = re.findall(r"(%[-\w.$\"]+)\s*[,)]", head[head.index("(") :])
+    assumptions = []
+    for slot, name in zip(kernel_slots(params), names):
+        param = params[slot.param]
+        if slot.field == SHAPE and slot.axis == param.ndim - 1 and param.ndim > 1:
+            multiple = ALIGNMENT // np.dtype(param.dtype).itemsize
+            k = len(assumptions)
+            assumptions.append(
+                f"  %dpex.rows.{k} = urem i64 {name}, {multiple}\n"
+                f"  %dpex.aligned.{k} = icmp eq i64 %dpex.rows.{k}, 0\n"
+                f"  call void @llvm.assume(i1 %dpex.aligned.{k})\n"
+            )
+    text = text.replace(head + brace, aligned + brace, 1)
+    if not assumptions:
+        return text
+    at = text.index("\n", text.index(aligned + brace)) + 1
+    label = re.match(r"[-\w.$\"]+:.*\n", text[at:])
+    if label is not None:
+        at += label.end()
+    declare = "" if "declare void @llvm.assume(i1" in text else "declare void @llvm.assume(i1)\n"
+    return text[:at] + "".join(assumptions) + text[at:] + declare
 
 
 def finish(text: str, symbol: str, kernel_name: str) -> str:
@@ -76,6 +108,7 @@ def finish(text: str, symbol: str, kernel_name: str) -> str:
         raise KernelCompileError(
             f"kernel '{kernel_name}': the loop was not vectorised with aligned stores"
         )
+    marked = _ASSUME.sub("", marked)  # consumed by the optimiser; not for the back end
     head, brace, _ = _definition(marked, symbol)
     return marked.replace(head + brace, f"{head}!intel_reqd_sub_group_size !{{i32 1}} {brace}", 1)
 

@@ -176,12 +176,12 @@ _RECORDING = threading.local()
 
 
 class StreamingLaunch:
-    """Whether a launch of a 1-D loop takes its streaming kernel (one work-item a chunk of
-    STREAM_CHUNK iterations, host SIMD with streaming stores) rather than the plain one.
+    """Whether a launch of a prange nest takes its streaming kernel (one work-item a chunk of
+    STREAM_CHUNK innermost iterations, host SIMD with streaming stores) or the plain one.
 
     It does on a CPU device when the loop's arrays together outgrow the last-level cache, where
     a store that skips the caches saves reading each line before writing it; when every array
-    starts at a 64-byte boundary, as the kernel assumes; and when the kernel compiled, which it
+    is laid out as the kernel assumes (`host_simd.fits`); and when the kernel compiled, which it
     does on the first such launch (a loop LLVM cannot vectorise is refused, and the plain kernel
     runs from then on: `refusal` says why).
     """
@@ -195,7 +195,7 @@ class StreamingLaunch:
     def __call__(self, count: int, *arrays) -> bool:
         if count < STREAM_CHUNK or sum(a.nbytes for a in arrays) < host.last_level_cache_bytes():
             return False
-        if any(host.first_address(a) % host_simd.ALIGNMENT for a in arrays):
+        if not all(host_simd.fits(host.first_address(a), a.shape, a.itemsize) for a in arrays):
             return False
         if self._usable is None:
             try:

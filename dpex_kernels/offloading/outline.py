@@ -45,6 +45,8 @@ from .kernels import (
     statements,
 )
 
+#: More chunks than a streaming launch ever has (2^40 chunks of 1024 iterations).
+_CHUNK_IDS = 2**40
 _ALLOCATIONS = {dpnp.empty: "empty", dpnp.zeros: "zeros", dpnp.ones: "ones", dpnp.full: "full"}
 _ELEMENTWISE_OPS = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow)
 _REDUCTION_OPS = {ast.Add: "+", ast.Mult: "*"}
@@ -631,7 +633,7 @@ class Outliner:
         launch_range = sizes if depth == 1 else f"({sizes})"
         args = ", ".join(free + [a for b in bounds for a in b.args(sizes=False)])
         plain_launch = statements(f"_dk_ev = {kernel}[{launch_range}]({args})", line)
-        streaming = self._streaming(region, indices[0], bounds, kernel_body, free, plain)
+        streaming = self._streaming(region, indices, bounds, kernel_body, free, plain)
         if streaming is None:
             return launch + plain_launch, True
         choose, streaming_launch = streaming
@@ -640,40 +642,76 @@ class Outliner:
         decision.dk_streaming = True  # outline() keeps only the plain launch in @njit code
         return launch + [at_line(decision, line)], True
 
-    def _streaming(self, region, index, bounds, kernel_body, free, plain):
-        """(the condition, the launch) of a 1-D loop's streaming kernel, or None where the loop
-        cannot have one: not a CPU device, more than one level, not prange(n), or argument types
-        not known before the host function is typed."""
-        if not (plain and len(bounds) == 1 and bounds[0].start == 0 and bounds[0].step == 1):
+    def _streaming(self, region, indices, bounds, kernel_body, free, plain):
+        """(the condition, the launch) of a nest's streaming kernel, or None where it cannot
+        have one: not a CPU device, an innermost level whose start is not a constant below
+        STREAM_CHUNK or whose step is not 1, or argument types not known before the host
+        function is typed.
+
+        Work-item (outer indices..., c) runs the innermost iterations in [c, c + 1) *
+        STREAM_CHUNK: chunks start at multiples of the chunk, so with rows of a multiple of
+        64 bytes (the launch checks) every vector store is aligned, but those of the first
+        chunk where the loop starts past 0 (`prange(1, n - 1)`), which is a loop of its own
+        from the start. LLVM must see that an index is never negative, or it keeps Numba's
+        negative-index wraparound and vectorises nothing: a chunk's id is masked below
+        _CHUNK_IDS (a no-op: the launch has fewer chunks), and the other chunks' first index
+        is `max(base, 16 * ceil(start / 16))`, at least the start and a multiple of 16.
+        """
+        inner = bounds[-1]
+        if not (plain and inner.step == 1 and inner.start is not None):
             return None
-        if not device_by_canonical_name(self.device).is_cpu:
+        if not 0 <= inner.start < STREAM_CHUNK or not device_by_canonical_name(self.device).is_cpu:
             return None
         arrays = [n for n in free if isinstance(self._fixed_type(ast.Name(n)), types.Array)]
         if not arrays:
             return None
-        r = len(self.regions)
-        tree = ast.parse(
-            f"def _dk_region({', '.join([*free, '_dk_n0'])}):\n"
-            f"    _dk_first = {API}.get_global_id(0) * {STREAM_CHUNK}\n"
-            f"    for _dk_k in range(min({STREAM_CHUNK}, _dk_n0 - _dk_first)):\n"
-            f"        {index} = _dk_first + _dk_k\n"
-        ).body[0]
-        tree = at_line(tree, region.line)
-        tree.body[-1].body += copy.deepcopy(kernel_body)
+        r, d, start = len(self.regions), len(bounds) - 1, inner.start
+        params = [*free, *(p for b in bounds[:-1] for p in b.params(sizes=False)), f"_dk_n{d}"]
+        outer = "".join(
+            f"    {index} = {b.index(f'{API}.get_global_id({b.k})')}\n"
+            for index, b in zip(indices, bounds[:-1])
+        )
+        source = (
+            f"def _dk_region({', '.join(params)}):\n{outer}"
+            f"    _dk_base = ({API}.get_global_id({d}) & {_CHUNK_IDS - 1}) * {STREAM_CHUNK}\n"
+            f"    _dk_stop = min(_dk_base + {STREAM_CHUNK}, {start} + _dk_n{d})\n"
+        )
+        j = indices[-1]
+        if start > 0:
+            chunk = (
+                f"    if _dk_base == 0:\n"
+                f"        for {j} in range({start}, _dk_stop):\n"
+                f"            pass\n"
+                f"    else:\n"
+                f"        _dk_first = max(_dk_base, {-(-start // 16) * 16})\n"
+                f"        for _dk_k in range(_dk_stop - _dk_first):\n"
+                f"            {j} = _dk_first + _dk_k\n"
+            )
+        else:
+            chunk = (
+                f"    for _dk_k in range(_dk_stop - _dk_base):\n        {j} = _dk_base + _dk_k\n"
+            )
+        tree = at_line(ast.parse(source + chunk).body[0], region.line)
+        if start > 0:
+            tree.body[-1].body[0].body = copy.deepcopy(kernel_body)
+            tree.body[-1].orelse[-1].body += copy.deepcopy(kernel_body)
+        else:
+            tree.body[-1].body += copy.deepcopy(kernel_body)
 
         def build(argtypes, tree=tree):
             return copy.deepcopy(tree), {}
 
-        name = self._kernel(region, "stream", [*free, "_dk_n0"], build, host_simd=True)
+        name = self._kernel(region, "stream", params, build, host_simd=True)
         kernel = region.kernels.pop()
         region.streaming.append(kernel)
-        choice = self._add(StreamingLaunch(kernel, region.launch_types + [types.int64]), "stream")
-        count = f"_dk_n{r}_0"
-        launch = statements(
-            f"_dk_ev = {name}[({count} + {STREAM_CHUNK - 1}) // {STREAM_CHUNK}]"
-            f"({', '.join([*free, count])})",
-            region.line,
-        )
+        launch_types = region.launch_types[: len(free)] + [types.int64] * (len(params) - len(free))
+        choice = self._add(StreamingLaunch(kernel, launch_types), "stream")
+        count = f"_dk_n{r}_{d}"
+        chunks = f"({start} + {count} + {STREAM_CHUNK - 1}) // {STREAM_CHUNK}"
+        sizes = [f"_dk_n{r}_{b.k}" for b in bounds[:-1]] + [chunks]
+        launch_range = sizes[0] if d == 0 else f"({', '.join(sizes)})"
+        args = [*free, *(a for b in bounds[:-1] for a in b.args(sizes=False)), count]
+        launch = statements(f"_dk_ev = {name}[{launch_range}]({', '.join(args)})", region.line)
         return f"{choice}({count}, {', '.join(arrays)})", launch
 
     def _reductions(self, body, candidates: set, line: int) -> dict:
