@@ -156,13 +156,13 @@ def _artifacts_of(key: str, data: bytes):
 
         name, opt_level = entry["name"], entry["opt_level"]
         native = entry["native_float_atomics"]
-        host_simd = entry.get("host_simd", False)
+        host_simd = entry.get("host_simd", "")
         if (
             not isinstance(name, str)
             or opt_level not in range(4)
             or not isinstance(native, list)
             or not all(isinstance(n, str) for n in native)
-            or not isinstance(host_simd, bool)
+            or host_simd not in ("", "stream", "reduce")
         ):
             raise artifacts_module.CorruptArtifacts("the entry's fields have the wrong types")
         artifacts = KernelArtifacts(

@@ -961,22 +961,17 @@ _INTERNAL = re.compile(
 )
 
 
-#: How compiler/host_simd.py refuses a kernel it cannot vectorise: not a failure.
-_HOST_SIMD_REFUSALS = re.compile(r"was not vectorised|which SPIR-V lacks|is not known to take")
-
-
 def _host_simd_kernel(function, sig, options: dict):
-    """The kernel compiled as host SIMD, or None where the compiler refuses it as such."""
+    """The kernel compiled as a streaming host-SIMD kernel, or None where the compiler refuses
+    it as such (compiler/host_simd.py: a Refusal is not a failure)."""
+    from dpex_kernels.compiler.host_simd import STREAM, Refusal
     from dpex_kernels.dispatcher.jit_kernel import JitKernel
-    from dpex_kernels.errors import KernelCompileError
 
-    kernel = JitKernel(function, host_simd=True, **options)
+    kernel = JitKernel(function, host_simd=STREAM, **options)
     try:
         kernel.compile(sig)
-    except KernelCompileError as exc:
-        if _HOST_SIMD_REFUSALS.search(str(exc)):
-            return None
-        raise
+    except Refusal:
+        return None
     return kernel
 
 

@@ -392,8 +392,9 @@ def test_reductions_in_threads_and_on_two_queues_equal_numpy():
     """Threads running reductions at once, on two queues of one device: each call's buffer
     and launches stay its own (a pool that lent one buffer to two calls gave wrong sums here).
 
-    The arrays are made here: dpnp's copies from several threads onto two queues of the
-    OpenCL CPU device hang inside the runtime now and then, with or without dk (docs/offload.md).
+    The arrays are made and the function compiled here: dpnp's copies from several threads
+    onto two queues of the OpenCL CPU device hang inside the runtime now and then, with or
+    without dk (docs/offload.md), and so did this test with the compile in the threads.
     """
     queues = [dpctl.SyclQueue(CPU), dpctl.SyclQueue(CPU)]
     inputs = [RNG.random(size) for size in (70_000, 3_000, 1_500_000, 123)]
@@ -401,6 +402,8 @@ def test_reductions_in_threads_and_on_two_queues_equal_numpy():
     arrays = [[dpnp.asarray(a, sycl_queue=queues[w % 2]) for a in inputs] for w in range(4)]
     for queue in queues:
         queue.wait()
+    for queue_arrays in arrays[:2]:  # compiled and built here, for both queues' context
+        dot(queue_arrays[0], queue_arrays[0])
     failures: list = []
 
     def run(worker: int) -> None:
@@ -562,8 +565,9 @@ def test_an_array_reduction_inside_an_expression_runs_before_it():
     normalise_in_place(x_usm, usm(w))
     np.testing.assert_allclose(host(x_usm), x * w / (x * w).sum())
     kinds = sorted(k.kind for k in normalise_in_place.inspect_kernels())
-    # the work-groups' kernel, the remainder's and the final pass
-    assert kinds == ["array expression"] + ["array reduction (+)"] * 3
+    # the work-groups' kernel, the remainder's, the host-SIMD one (a CPU device's) and the
+    # final pass
+    assert kinds == ["array expression"] + ["array reduction (+)"] * 4
 
 
 def test_array_reduction_of_different_shapes_is_a_value_error():
@@ -882,11 +886,11 @@ def test_cache_true_loads_the_kernels_of_a_second_definition(tmp_path, monkeypat
         np.testing.assert_array_equal(host(out), a * factor)
         own = [k.kernel for k in function.inspect_kernels() if "_dk_final" not in k.name]
         stats.append([(k.stats.compiles, k.stats.cache_hits) for k in own])
-    # the loop's kernel, then the reduction's two (work-groups, remainder)
-    assert stats[0] == [(1, 0), (1, 0), (1, 0)]
-    assert stats[1] == [(0, 1), (0, 1), (0, 1)]  # the same source: loaded, not compiled
+    # the loop's kernel, then the reduction's three (work-groups, remainder, host SIMD)
+    assert stats[0] == [(1, 0), (1, 0), (1, 0), (1, 0)]
+    assert stats[1] == [(0, 1), (0, 1), (0, 1), (0, 1)]  # the same source: loaded
     # the edited loop compiles again; the reduction loads
-    assert stats[2] == [(1, 0), (0, 1), (0, 1)]
+    assert stats[2] == [(1, 0), (0, 1), (0, 1), (0, 1)]
 
 
 @dk.offload

@@ -20,7 +20,6 @@ from numba import prange
 
 import dpex_kernels as dk
 from dpex_kernels.compiler import host_simd
-from dpex_kernels.errors import KernelCompileError
 from dpex_kernels.offloading import host
 from dpex_kernels.offloading.host import first_address, last_level_cache_bytes
 from dpex_kernels.offloading.kernels import STREAM_CHUNK
@@ -279,8 +278,8 @@ def test_what_a_launch_checks_is_what_the_kernel_assumes(address, shape, itemsiz
     ],
 )
 def test_vector_code_spir_v_lacks_or_no_vector_code_is_refused(body, problem):
-    with pytest.raises(KernelCompileError, match=re.escape(problem)):
-        host_simd.finish(KERNEL.replace("{body}", body), "k", "k")
+    with pytest.raises(host_simd.Refusal, match=re.escape(problem)):
+        host_simd.finish(KERNEL.replace("{body}", body), "k", "k", host_simd.STREAM)
 
 
 def test_aligned_vector_stores_stream_and_sub_groups_are_one_work_item():
@@ -290,7 +289,7 @@ def test_aligned_vector_stores_stream_and_sub_groups_are_one_work_item():
         "  %m = call <16 x float> @llvm.fmuladd.v16f32(<16 x float> %v, <16 x float> %v, "
         "<16 x float> %v)"
     )
-    text = host_simd.finish(KERNEL.replace("{body}", body), "k", "k")
+    text = host_simd.finish(KERNEL.replace("{body}", body), "k", "k", host_simd.STREAM)
     assert "align 64, !nontemporal !{i32 1}, !tbaa !3" in text
     assert "align 32\n" in text  # under-aligned: a plain store
     assert "#0 !intel_reqd_sub_group_size !{i32 1} {" in text
@@ -389,3 +388,103 @@ def test_random_loops_stream_and_equal_numpy(loop, dtype, extra, start):
         np.testing.assert_array_equal(dpnp.asnumpy(device[name]), want)
     streamed = len(streaming_kernels(module.loop))
     assert streamed == 1 or any(" if " in line for line in body)
+
+
+# --- host-SIMD reductions --------------------------------------------------------------------
+
+
+def simd_kernel(function):
+    """The reduction's host-SIMD kernel, and whether a launch took it (it has a binding)."""
+    (found,) = [k.kernel for k in function.inspect_kernels() if "_simd_" in k.name]
+    (compiled,) = found.definitions.values()
+    return found, bool(compiled.bindings)
+
+
+def make_dot():
+    @dk.offload
+    def dot(a, b):
+        s = 0.0
+        for i in prange(a.shape[0]):
+            s += a[i] * b[i]
+        return s
+
+    return dot
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64"])
+def test_a_reduction_past_the_cache_runs_as_host_simd_and_equals_numpy(dtype):
+    dot = make_dot()
+    n = past_the_cache(2, np.dtype(dtype).itemsize)
+    a = (RNG.random(n) * 10).astype(dtype)
+    b = (RNG.random(n) * 10).astype(dtype)
+    expected = np.dot(a.astype(np.float64), b.astype(np.float64))
+    np.testing.assert_allclose(dot(usm(a), usm(b)), expected, rtol=1e-5)
+    kernel, launched = simd_kernel(dot)
+    assert kernel.refusal is None and launched
+    (found,) = [k for k in dot.inspect_kernels() if k.kernel is kernel]
+    assert "SubgroupSize 1" in found.spirv
+
+
+def test_a_small_or_misaligned_reduction_takes_the_plain_kernels():
+    dot = make_dot()
+    x = RNG.random(5000)
+    assert np.isclose(dot(usm(x), usm(x)), x @ x)
+    assert not simd_kernel(dot)[1]
+    n = past_the_cache(2, 8)
+    y = RNG.random(n + 1)
+    view = usm(y)[1:]
+    assert np.isclose(dot(view, view), y[1:] @ y[1:])
+    assert not simd_kernel(dot)[1]
+
+
+def test_reductions_llvm_cannot_vectorise_are_refused_and_run_plain():
+    """A float min reduces with NaN-aware compares, which LLVM's vectoriser does not take
+    without fast-math: the host-SIMD kernel is refused, built plain and never launched."""
+
+    @dk.offload
+    def smallest(a):
+        lo = a[0]
+        for i in prange(a.shape[0]):
+            lo = min(lo, a[i])
+        return lo
+
+    n = past_the_cache(1, 8)
+    x = RNG.random(n)
+    assert smallest(usm(x)) == x.min()
+    kernel, launched = simd_kernel(smallest)
+    assert isinstance(kernel.refusal, host_simd.Refusal) and not launched
+
+
+def test_integer_sums_and_extremes_in_one_loop_run_as_host_simd():
+    @dk.offload
+    def kinds(a):
+        total = 0
+        lo = a[0]
+        hi = a[0]
+        for i in prange(a.shape[0]):
+            total += a[i]
+            lo = min(lo, a[i])
+            hi = max(hi, a[i])
+        return total, lo, hi
+
+    n = past_the_cache(1, 8)
+    x = RNG.integers(-1000, 1000, n)
+    assert kinds(usm(x)) == (x.sum(), x.min(), x.max())
+    kernel, launched = simd_kernel(kinds)
+    assert kernel.refusal is None and launched
+
+
+def test_only_a_float_reductions_update_is_marked_reassociable():
+    loop = (
+        "loop:\n"
+        "  %s = phi float [ 0.0, %entry ], [ %s.next, %loop ]\n"
+        "  %x = fmul float %a, %b\n"
+        "  %y = fadd float %x, %c\n"
+        "  %s.next = fadd nsz float %s, %y\n"
+        "  br i1 %done, label %exit, label %loop\n"
+        "exit:\n"
+        "  %s.out = phi float [ %s.next, %loop ]\n"
+    )
+    text = host_simd.reassociable_reductions(loop)
+    assert "%s.next = fadd reassoc nsz float %s, %y" in text
+    assert "%x = fmul float %a, %b" in text and "%y = fadd float %x, %c" in text

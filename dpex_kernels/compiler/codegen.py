@@ -213,9 +213,16 @@ def _target_machine(opt_level: int):
     return target.create_target_machine(opt=min(opt_level, 3))
 
 
-def optimise(module: ll.ModuleRef, kernel_names: list[str], opt_level: int, machine=None) -> None:
+def optimise(
+    module: ll.ModuleRef,
+    kernel_names: list[str],
+    opt_level: int,
+    machine=None,
+    unroll: bool = True,
+) -> None:
     """Internalise all but the kernels, then run LLVM's pipeline at `opt_level` (never below 1)
-    with the cost model of `machine` (the SPIR-V target's, unless given: host_simd.py).
+    with the cost model of `machine` (the SPIR-V target's, unless given: host_simd.py), and
+    loop unrolling unless `unroll` is false.
 
     Optimisation is mandatory here: unoptimised Numba IR passes aggregates by value, which the
     SPIR-V back end either mistranslates or aborts on (COMPILER-FINDINGS.md).
@@ -230,6 +237,7 @@ def optimise(module: ll.ModuleRef, kernel_names: list[str], opt_level: int, mach
     _rename_libm_calls(module)
     machine = machine or _target_machine(opt_level)
     options = ll.create_pipeline_tuning_options(speed_level=max(1, min(opt_level, 3)))
+    options.loop_unrolling = unroll
     builder = ll.create_pass_builder(machine, options)
     with patches.llvm_options(), _llvm_lock:
         builder.getModulePassManager().run(module, builder)

@@ -47,7 +47,7 @@ class KernelArtifacts:
         opt_level,
         timings,
         native_float_atomics=frozenset(),
-        host_simd=False,
+        host_simd="",
     ):
         self.name = name
         self.symbol = symbol
@@ -62,8 +62,8 @@ class KernelArtifacts:
         self.opt_level = opt_level
         self.timings = timings
         self.native_float_atomics = frozenset(native_float_atomics)
-        #: Vectorised for the host's CPU with streaming stores (host_simd.py).
-        self.host_simd = bool(host_simd)
+        #: "" or the kind of host-SIMD kernel this is ("stream", "reduce": host_simd.py).
+        self.host_simd = host_simd
         self.default_ndim = dimensions_used(linked_ir)
         self._variants: dict[int, tuple[str, bytes]] = {}
         self._lock = threading.Lock()
@@ -123,6 +123,10 @@ def _specialise(artifacts: KernelArtifacts, ndim: int, linked=None) -> tuple[str
         params = tuple(param_of(t) for t in artifacts.argtypes)
         source = host_simd.assume_aligned(artifacts.linked_ir, artifacts.symbol, params)
         module = codegen.link_modules([source, *definitions])
+        if artifacts.host_simd == host_simd.REDUCE:
+            codegen.optimise(module, [artifacts.symbol], artifacts.opt_level, unroll=False)
+            text = host_simd.reassociable_reductions(str(module))
+            module = codegen.link_modules([text])
     elif linked is None:
         module = codegen.link_modules([artifacts.linked_ir, *definitions])
     else:
@@ -131,7 +135,7 @@ def _specialise(artifacts: KernelArtifacts, ndim: int, linked=None) -> tuple[str
     llvm_ir = str(module)
     _check_barrier_flags(artifacts.name, llvm_ir)
     if artifacts.host_simd:
-        llvm_ir = host_simd.finish(llvm_ir, artifacts.symbol, artifacts.name)
+        llvm_ir = host_simd.finish(llvm_ir, artifacts.symbol, artifacts.name, artifacts.host_simd)
         module = codegen.link_modules([llvm_ir])
     try:
         spirv = codegen.emit_spirv(module, artifacts.symbol, artifacts.opt_level, llvm_ir)
@@ -193,11 +197,11 @@ def compile_kernel(
     opt_level: int = 3,
     debug: bool = False,
     float_atomics: frozenset[str] = frozenset(),
-    host_simd: bool = False,
+    host_simd: str = "",
 ) -> KernelArtifacts:
     """Compile `py_func` for `argtypes` into a spir_kernel and its SPIR-V, with native float
     atomics for the capabilities in `float_atomics` (float_atomics.native_float_atomics), and
-    with `host_simd` vectorised for the host's CPU (host_simd.py)."""
+    with `host_simd` ("stream", "reduce") vectorised for the host's CPU (host_simd.py)."""
     check_kernel_argtypes(py_func, argtypes)
     timings = {}
     started = time.perf_counter()
@@ -226,7 +230,7 @@ def compile_kernel(
 
 
 def _link(
-    py_func, cres, argtypes, opt_level, debug, timings, float_atomics, host_simd
+    py_func, cres, argtypes, opt_level, debug, timings, float_atomics, simd_kind
 ) -> KernelArtifacts:
     """The spir_kernel entry around Numba's function, linked; the default variant built."""
     context = sycl_target.target_context
@@ -247,10 +251,12 @@ def _link(
         opt_level=opt_level,
         timings=timings,
         native_float_atomics=float_atomics,
-        host_simd=host_simd,
+        host_simd=simd_kind,
     )
     try:
         artifacts.variant(artifacts.default_ndim, linked)
+    except host_simd.Refusal:
+        raise
     except KernelCompileError as exc:
         raise user_error(py_func, str(exc)) from None
     return artifacts

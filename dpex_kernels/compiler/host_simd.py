@@ -28,6 +28,9 @@ from ..types.params import SHAPE, kernel_slots
 
 #: The alignment a host-SIMD kernel assumes of every array it is given.
 ALIGNMENT = 64
+#: The kinds of host-SIMD kernel: element-wise loops with streaming stores, and reductions
+#: (each work-item's loop reduced in vector registers, reordered as the reduction is).
+STREAM, REDUCE = "stream", "reduce"
 
 #: Vector lengths SPIR-V has (Vector16 for 8 and 16, which OpenCL devices support).
 _VECTOR_LENGTHS = {2, 3, 4, 8, 16}
@@ -43,8 +46,17 @@ _VECTOR_INTRINSICS = (
     "llvm.umin.",
     "llvm.umax.",
     "llvm.abs.",
+    "llvm.vector.reduce.add.",
+    "llvm.vector.reduce.mul.",
+    "llvm.vector.reduce.fadd.",
+    "llvm.vector.reduce.fmul.",
+    "llvm.vector.reduce.smin.",
+    "llvm.vector.reduce.smax.",
+    "llvm.vector.reduce.umin.",
+    "llvm.vector.reduce.umax.",
 )
 _INTRINSIC_CALL = re.compile(r"\bcall .*@(llvm\.[-\w.$]+)\(")
+_VECTOR_PHI = re.compile(r"= phi <\d+ x ")
 _ASSUME = re.compile(r"^\s*call void @llvm\.assume\(i1 [^)]*\)\n", re.M)
 _GLOBAL_POINTER_PARAM = re.compile(r"ptr addrspace\(1\)( noundef)? %")
 _VECTOR_STORE = re.compile(
@@ -99,18 +111,60 @@ def assume_aligned(text: str, symbol: str, params: tuple) -> str:
     return text[:at] + "".join(assumptions) + text[at:] + declare
 
 
-def finish(text: str, symbol: str, kernel_name: str) -> str:
-    """The optimised module with streaming stores and one-work-item sub-groups; refused
-    (KernelCompileError) unless it is vector code made only of what SPIR-V takes."""
+_FLOAT_PHI = re.compile(r"^\s*(%[-\w.$\"]+) = phi (?:[a-z]+ )*(?:float|double) (.*)$")
+_INCOMING = re.compile(r"\[ (%[-\w.$\"]+), %[-\w.$\"]+ \]")
+_FLOAT_UPDATE = re.compile(
+    r"^(\s*(%[-\w.$\"]+) = f(?:add|mul))((?: [a-z]+)*) ((?:float|double) (%[-\w.$\"]+), "
+    r"(%[-\w.$\"]+).*)$"
+)
+
+
+def reassociable_reductions(text: str) -> str:
+    """The optimised module with each float reduction's update marked `reassoc`: an fadd or
+    fmul of a loop phi that feeds the phi back. LLVM's loop vectoriser then reduces in vector
+    registers, which reorders the reduction as the work-items and the final pass already do;
+    every other float operation keeps its order. For a module optimised without unrolling, so
+    that each update is one instruction."""
+    phis_fed: dict[str, set] = {}  # value -> the phis it flows into
+    for line in text.splitlines():
+        phi = _FLOAT_PHI.match(line)
+        if phi is not None:
+            for value in _INCOMING.findall(phi.group(2)):
+                phis_fed.setdefault(value, set()).add(phi.group(1))
+    lines = []
+    for line in text.splitlines():
+        update = _FLOAT_UPDATE.match(line)
+        feeds_back = update is not None and phis_fed.get(update.group(2), set()) & {
+            update.group(5),
+            update.group(6),
+        }
+        if feeds_back and "reassoc" not in update.group(3):
+            line = f"{update.group(1)} reassoc{update.group(3)} {update.group(4)}"
+        lines.append(line)
+    return "\n".join(lines) + "\n"
+
+
+class Refusal(KernelCompileError):
+    """A kernel that cannot be host SIMD: its plain build takes its place."""
+
+
+def finish(text: str, symbol: str, kernel_name: str, mode: str) -> str:
+    """The optimised module as a host-SIMD kernel: with one-work-item sub-groups, and for
+    `mode` "stream" with streaming stores. A Refusal unless it is vector code made only of
+    what SPIR-V takes, with aligned vector stores ("stream") or a vector accumulator
+    ("reduce")."""
     _check(text, kernel_name)
-    marked, count = _VECTOR_STORE.subn(_streaming, text)
-    if count == 0 or "!nontemporal" not in marked:
-        raise KernelCompileError(
-            f"kernel '{kernel_name}': the loop was not vectorised with aligned stores"
-        )
-    marked = _ASSUME.sub("", marked)  # consumed by the optimiser; not for the back end
-    head, brace, _ = _definition(marked, symbol)
-    return marked.replace(head + brace, f"{head}!intel_reqd_sub_group_size !{{i32 1}} {brace}", 1)
+    if mode == STREAM:
+        text, count = _VECTOR_STORE.subn(_streaming, text)
+        if count == 0 or "!nontemporal" not in text:
+            raise Refusal(
+                f"kernel '{kernel_name}': the loop was not vectorised with aligned stores"
+            )
+    elif not _VECTOR_PHI.search(text):
+        raise Refusal(f"kernel '{kernel_name}': the reduction was not vectorised")
+    text = _ASSUME.sub("", text)  # consumed by the optimiser; not for the back end
+    head, brace, _ = _definition(text, symbol)
+    return text.replace(head + brace, f"{head}!intel_reqd_sub_group_size !{{i32 1}} {brace}", 1)
 
 
 def _streaming(match: re.Match) -> str:
@@ -130,7 +184,7 @@ def _check(text: str, kernel_name: str) -> None:
     lengths = {int(n) for n in _VECTOR.findall(text)}
     unsupported = sorted(lengths - _VECTOR_LENGTHS)
     if unsupported:
-        raise KernelCompileError(
+        raise Refusal(
             f"kernel '{kernel_name}': vectors of {unsupported} elements, which SPIR-V lacks"
         )
     for line in text.splitlines():
@@ -139,7 +193,7 @@ def _check(text: str, kernel_name: str) -> None:
             continue
         callee = call.group(1)
         if not callee.startswith(_VECTOR_INTRINSICS):
-            raise KernelCompileError(
+            raise Refusal(
                 f"kernel '{kernel_name}': the vectorised loop calls {callee}, which the SPIR-V "
                 f"back end is not known to take"
             )

@@ -69,7 +69,7 @@ class JitKernel(KernelBase):
         fastmath: bool = False,
         opt_level: int = 3,
         debug: bool = False,
-        host_simd: bool = False,
+        host_simd: str = "",
     ):
         if not callable(py_func) or not hasattr(py_func, "__code__"):
             raise TypeError(f"@dk.kernel decorates a Python function; got {py_func!r}")
@@ -85,8 +85,8 @@ class JitKernel(KernelBase):
             "opt_level": int(opt_level),
             "debug": bool(debug),
         }
-        if host_simd:  # offloaded streaming loops (compiler/host_simd.py); not an API option
-            self.options["host_simd"] = True
+        if host_simd:  # offloaded loops on CPU devices (compiler/host_simd.py); not an API option
+            self.options["host_simd"] = host_simd
         self._eager = signatures is not None
         if self._eager:
             for sig in _normalise_signatures(signatures):
@@ -129,7 +129,7 @@ class JitKernel(KernelBase):
                     opt_level=self.options["opt_level"],
                     debug=self.options["debug"],
                     float_atomics=native,
-                    host_simd=self.options.get("host_simd", False),
+                    host_simd=self.options.get("host_simd", ""),
                 )
                 self.stats.compiles += 1
                 if key is not None:

@@ -18,9 +18,10 @@ import numba
 import numpy as np
 from llvmlite import ir
 from numba.core import cgutils, types
-from numba.core.extending import intrinsic
+from numba.core.extending import intrinsic, overload
 from numba.core.typing.templates import signature
 
+from ..compiler import host_simd
 from ..dispatcher import njit  # noqa: F401  (usm_array typing and unboxing in @njit code)
 from ..types.usm_array_type import USMArrayType, scalar_type
 
@@ -80,6 +81,49 @@ def first_address(array) -> int:
     """The address of a USM array's first element."""
     interface = array.__sycl_usm_array_interface__
     return interface["data"][0] + (interface.get("offset") or 0) * array.itemsize
+
+
+_fits_compiled = numba.njit(host_simd.fits, cache=False)
+
+
+def laid_out_for_simd(value) -> bool:
+    """In compiled host code: whether a kernel argument is laid out as a host-SIMD kernel
+    assumes (`host_simd.fits` for an array; a scalar always is)."""
+    raise TypeError("laid_out_for_simd() is for compiled host code")
+
+
+@overload(laid_out_for_simd)
+def _laid_out_for_simd(value):
+    if isinstance(value, USMArrayType):
+        return lambda value: _fits_compiled(value.ctypes.data, value.shape, value.itemsize)
+    return lambda value: True
+
+
+def array_bytes(value) -> int:
+    """In compiled host code: an array argument's size in bytes; 0 for a scalar."""
+    raise TypeError("array_bytes() is for compiled host code")
+
+
+@overload(array_bytes)
+def _array_bytes(value):
+    if isinstance(value, USMArrayType):
+        return lambda value: value.nbytes
+    return lambda value: 0
+
+
+def built_as_simd(kernel):
+    """An intrinsic () -> bool: whether `kernel` (a RegionKernel with a plain fallback) was
+    built as host SIMD. Its value is decided when the host function is lowered, after typing
+    compiled the kernel, so compiled code never launches a kernel that was refused."""
+
+    @intrinsic
+    def simd(typingctx):
+        def codegen(context, builder, sig, args):
+            return context.get_constant(types.boolean, kernel.refusal is None)
+
+        return signature(types.boolean), codegen
+
+    return simd
 
 
 def _make_array(kind: str, dtype: str, usm_type: str, device: str | None, shape, fill, source):

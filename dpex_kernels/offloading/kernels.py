@@ -33,6 +33,8 @@ REDUCTION_MAX_GROUPS = 16384
 REDUCTION_PER_ITEM = 4
 #: Consecutive iterations each work-item of a streaming loop runs (compiler/host_simd.py).
 STREAM_CHUNK = 1024
+#: Consecutive iterations each work-item of a host-SIMD reduction reduces.
+REDUCTION_CHUNK = 2048
 
 #: The names generated code uses; user code cannot clash with the _dk_ prefix.
 API = "_dk_api"
@@ -137,10 +139,15 @@ class RegionKernel(JitKernel):
         namespace: dict,
         filename: str,
         cache: bool,
-        host_simd: bool = False,
+        host_simd: str = "",
+        fallback: bool = False,
     ):
         stub = ast.parse(f"def {name}({', '.join(params)}):\n    pass").body[0]
         super().__init__(function_from(stub, filename, {}), cache=cache, host_simd=host_simd)
+        #: Whether a host-SIMD kernel the compiler refuses is built plain instead (with the
+        #: Refusal kept here), or the Refusal raised.
+        self.fallback = fallback
+        self.refusal: host_simd.Refusal | None = None
         self._build = build
         self._namespace = namespace
         self._filename = filename
@@ -160,6 +167,12 @@ class RegionKernel(JitKernel):
                     tree.name = self.__name__
                     namespace = {**self._namespace, **extra}
                     self.py_func = function_from(tree, self._filename, namespace)
+                    return super().compile(sig)
+                except host_simd.Refusal as exc:
+                    self.refusal = exc
+                    if not self.fallback:
+                        raise
+                    self.options.pop("host_simd")  # the same source, built plain
                     return super().compile(sig)
                 except (KernelCompileError, TypeError) as exc:
                     problem = f"{self.describe} cannot run on a SYCL device: {exc}"

@@ -24,12 +24,14 @@ from numba.core import types
 import dpex_kernels
 
 from .._runtime import canonical_device, default_device, device_by_canonical_name
+from ..compiler.host_simd import REDUCE, STREAM
 from ..errors import KernelCompileError
 from ..types.usm_array_type import scalar_type
 from . import host
 from .kernels import (
     API,
     MATH,
+    REDUCTION_CHUNK,
     REDUCTION_MAX_GROUPS,
     REDUCTION_PER_ITEM,
     REDUCTION_WORK_GROUP,
@@ -214,6 +216,8 @@ class Outliner:
             "_dk_groups_for": _groups_for,
             "_dk_broadcast": np.broadcast_shapes,
             "_dk_fits": _fits,
+            "_dk_bytes": host.array_bytes,
+            "_dk_laid_out": host.laid_out_for_simd,
         }
         self.regions: list[Region] = []
         self.all_stores = _store_counts(tree.body)
@@ -371,15 +375,20 @@ class Outliner:
             )
         return eval(compile(ast.Expression(node), self.filename, "eval"), self.globals)  # noqa: S307
 
-    def _kernel(
-        self, region: Region, stem: str, params: list, build, host_simd: bool = False
-    ) -> str:
+    def _kernel(self, region: Region, stem: str, params: list, build, host_simd: str = "") -> str:
         name = f"{self.name}_{stem}_line{region.line}"
         taken = {k.__name__ for r in self.regions for k in r.kernels + r.streaming}
         while name in taken:
             name += "_"
         kernel = RegionKernel(
-            name, params, build, self.kernel_namespace, self.filename, self.cache, host_simd
+            name,
+            params,
+            build,
+            self.kernel_namespace,
+            self.filename,
+            self.cache,
+            host_simd,
+            fallback=host_simd == REDUCE,
         )
         kernel.describe = (
             f"@dk.offload function '{self.name}': the {region.kind} at line {region.line}"
@@ -701,7 +710,7 @@ class Outliner:
         def build(argtypes, tree=tree):
             return copy.deepcopy(tree), {}
 
-        name = self._kernel(region, "stream", params, build, host_simd=True)
+        name = self._kernel(region, "stream", params, build, host_simd=STREAM)
         kernel = region.kernels.pop()
         region.streaming.append(kernel)
         launch_types = region.launch_types[: len(free)] + [types.int64] * (len(params) - len(free))
@@ -778,13 +787,24 @@ class Outliner:
             line,
         )
         source = self.source or "None"
-        for j, name in enumerate(names):
-            alloc = self._add(
+        allocs = [
+            self._add(
                 host.allocator("empty", None, "shared", self.device, _accumulator_type), "alloc"
             )
-            launch += statements(
-                f"_dk_buf{r}_{j} = {alloc}(2 * _dk_groups{r} + 1, None, {source}, {name})", line
+            for _ in names
+        ]
+
+        def allocate(size: str) -> list:
+            """Each accumulator's buffer of partial results, of `size` and one for the total."""
+            return statements(
+                "\n".join(
+                    f"_dk_buf{r}_{j} = {alloc}({size} + 1, None, {source}, {name})"
+                    for j, (alloc, name) in enumerate(zip(allocs, names))
+                ),
+                line,
             )
+
+        plain = allocate(f"2 * _dk_groups{r}")
         buffers = [f"_dk_buf{j}" for j in range(len(names))]
         params = buffers + free + [p for b in bounds for p in b.params(sizes=True)]
         decompose = []
@@ -850,7 +870,7 @@ class Outliner:
         args += [a for b in bounds for a in b.args(sizes=True)]
         # Where the rounds stop (the last multiple of the launch's size) is decided here once.
         tail_args = args + [f"_dk_total{r} - _dk_rest{r}", f"_dk_groups{r}"]
-        launch += statements(
+        plain += statements(
             f"_dk_ev = {rounds}[_dk_NdRange(_dk_groups{r} * {wg}, {wg})]({', '.join(args)})\n"
             f"_dk_rest{r} = _dk_total{r} % (_dk_groups{r} * {wg})\n"
             f"_dk_parts{r} = _dk_groups{r} + (_dk_rest{r} + {wg - 1}) // {wg}\n"
@@ -859,6 +879,22 @@ class Outliner:
             f"({', '.join(tail_args)})",
             line,
         )
+        simd = self._simd_reduction(region, indices, bounds, kernel_body, params, free, reductions)
+        if simd is None:
+            launch += plain
+        else:
+            kernel, condition = simd
+            launch += statements(
+                f"if {condition}:\n"
+                f"    _dk_parts{r} = (_dk_total{r} + {REDUCTION_CHUNK - 1}) // {REDUCTION_CHUNK}\n"
+                f"    pass\n"
+                f"    _dk_ev = {kernel}[_dk_parts{r}]({', '.join(args)})\n"
+                f"else:\n"
+                f"    pass",
+                line,
+            )
+            launch[-1].body[1:2] = allocate(f"_dk_parts{r}")
+            launch[-1].orelse = plain
         for j, name in enumerate(names):
             final = final_kernel(reductions[name], self.cache)
             region.shared.append(final)
@@ -872,6 +908,55 @@ class Outliner:
             value = combine(reductions[name], name, f"_dk_buf{r}_{j}[_dk_parts{r}]")
             launch += statements(f"{name} = {value}", line)
         return launch
+
+    def _simd_reduction(self, region, indices, bounds, kernel_body, params, free, reductions):
+        """(the kernel, the launch condition) of a reduction's host-SIMD kernel, or None where
+        it cannot have one: not a CPU device, more than one level, not prange(n), or a loop
+        body with loops of its own (which would be reordered too: host_simd.py).
+
+        Work-item g reduces iterations [g, g + 1) * REDUCTION_CHUNK into vector registers
+        and stores its partial results at g; the final pass adds them up.
+        """
+        (b,) = bounds if len(bounds) == 1 else (None,)
+        if b is None or b.start != 0 or b.step != 1:
+            return None
+        if any(isinstance(n, (ast.For, ast.While)) for s in kernel_body for n in ast.walk(s)):
+            return None
+        if not free or not device_by_canonical_name(self.device).is_cpu:
+            return None
+        names = list(reductions)
+        source = (
+            f"def _dk_region({', '.join(params)}):\n"
+            + "".join(f"    {name} = _DK_IDENT{j}\n" for j, name in enumerate(names))
+            + f"    _dk_id = {API}.get_global_id(0)\n"
+            f"    _dk_base = (_dk_id & {_CHUNK_IDS - 1}) * {REDUCTION_CHUNK}\n"
+            f"    _dk_stop = min(_dk_base + {REDUCTION_CHUNK}, _dk_n0)\n"
+            f"    for _dk_k in range(_dk_stop - _dk_base):\n"
+            f"        {indices[0]} = _dk_base + _dk_k\n"
+        )
+        tree = at_line(ast.parse(source).body[0], region.line)
+        tree.body[-1].body += copy.deepcopy(kernel_body)
+        tree.body += statements(
+            "\n".join(f"_dk_buf{j}[_dk_id] = {name}" for j, name in enumerate(names)),
+            region.line,
+        )
+
+        def build(argtypes, tree=tree):
+            extra = {}
+            for j, dtype in enumerate(reduction_dtypes(argtypes, len(names))):
+                extra[f"_DK_IDENT{j}"] = identity(reductions[names[j]], dtype)
+            return copy.deepcopy(tree), extra
+
+        kernel = self._kernel(region, "simd", params, build, host_simd=REDUCE)
+        simd = self._add(host.built_as_simd(region.kernels[-1]), "simd")
+        r = len(self.regions)
+        size = " + ".join(f"_dk_bytes({a})" for a in free)
+        layout = " and ".join(f"_dk_laid_out({a})" for a in free)
+        condition = (
+            f"{simd}() and _dk_n{r}_0 >= {REDUCTION_CHUNK} "
+            f"and {size} >= {host.last_level_cache_bytes()} and {layout}"
+        )
+        return kernel, condition
 
     # --- whole-array reductions --------------------------------------------------------------
 
