@@ -1,18 +1,20 @@
-"""Host-SIMD kernels: one work-item runs a loop, vectorised here for the host's CPU, with
-streaming stores (docs/offload.md, "Streaming loops").
+"""Host-SIMD kernels: one work-item runs a loop, vectorised here for the host's CPU
+(docs/offload.md, "Streaming loops" and "Host-SIMD reductions").
 
 The OpenCL CPU runtime vectorises across work-items and cannot store non-temporally: its
 vectoriser refuses a `!nontemporal` store, and a kernel that is already vector code it
 vectorises again. So for a CPU device a kernel whose work-item loops over consecutive elements
 is optimised with the host's x86 cost model (LLVM's loop vectoriser then writes <16 x float>
-code), every vector store to global memory at a 64-byte aligned address is marked
-non-temporal, and the kernel asks for sub-groups of one work-item, which the runtime compiles
-as written. A stream past the caches then skips the read-for-ownership of every line it
-writes: a triad of 2^24 float32 took 4.6-5.0 ms, against 6-7.7 ms as a plain kernel.
+code) and asks for sub-groups of one work-item, which the runtime compiles as written. Of
+"stream" kernels every vector store to global memory at a 64-byte aligned address is marked
+non-temporal: a stream past the caches then skips the read-for-ownership of every line it
+writes (a triad of 2^24 float32 took 4.6-5.0 ms, against 6-7.7 ms as a plain kernel). Of
+"reduce" kernels the reduction's float update is marked `reassoc` first, so that it
+vectorises.
 
-The kernel promises that its arrays' data are 64-byte aligned (whoever launches it checks),
-and is refused, a KernelCompileError, where the vectorised code holds anything the SPIR-V
-back end or the runtime is not known to take, or nothing was vectorised at all.
+The kernel assumes what `fits` says of its arrays (whoever launches it checks), and is refused
+(a Refusal) where the vectorised code holds anything the SPIR-V back end or the runtime is not
+known to take, or nothing was vectorised at all.
 """
 
 from __future__ import annotations
@@ -57,7 +59,7 @@ _VECTOR_INTRINSICS = (
 )
 _INTRINSIC_CALL = re.compile(r"\bcall .*@(llvm\.[-\w.$]+)\(")
 _VECTOR_PHI = re.compile(r"= phi <\d+ x ")
-_ASSUME = re.compile(r"^\s*call void @llvm\.assume\(i1 [^)]*\)\n", re.M)
+_ASSUME = re.compile(r"^\s*(?:tail )?call void @llvm\.assume\(.*\n", re.M)
 _GLOBAL_POINTER_PARAM = re.compile(r"ptr addrspace\(1\)( noundef)? %")
 _VECTOR_STORE = re.compile(
     r"^(\s+store <\d+ x [^>]+> [^,]+, ptr addrspace\(1\) %[-\w.$\"]+, align (\d+))", re.M

@@ -917,8 +917,7 @@ class Outliner:
         Work-item g reduces iterations [g, g + 1) * REDUCTION_CHUNK into vector registers
         and stores its partial results at g; the final pass adds them up.
         """
-        (b,) = bounds if len(bounds) == 1 else (None,)
-        if b is None or b.start != 0 or b.step != 1:
+        if len(bounds) != 1 or bounds[0].start != 0 or bounds[0].step != 1:
             return None
         if any(isinstance(n, (ast.For, ast.While)) for s in kernel_body for n in ast.walk(s)):
             return None
