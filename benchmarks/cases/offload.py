@@ -130,15 +130,18 @@ def _rows(case: str, times: dict[str, list[float]], **params) -> list[Row]:
     return [time_row(GROUP, case, impl, summarise(t), "ms", **params) for impl, t in times.items()]
 
 
-def _region_launch(function, launch_range, values: dict):
+def _region_launch(function, launch_range, values: dict, start: int = 0):
     """The kernel the offloaded function launched, launched directly with its parameters by
-    name: the streaming kernel where it took one (docs/offload.md), else its one kernel."""
+    name: the streaming kernel where it took one (docs/offload.md: a work-item a chunk of the
+    innermost loop, which starts at `start`), else its one kernel."""
     found = function.inspect_kernels()
     streaming = [k.kernel for k in found if "_stream_line" in k.name]
     if streaming:
         (kernel,) = streaming
-        values = values | {"_dk_n0": launch_range}
-        launch_range = -(-launch_range // STREAM_CHUNK)
+        *outer, inner = launch_range if isinstance(launch_range, tuple) else (launch_range,)
+        values = values | {f"_dk_n{len(outer)}": inner}
+        chunks = -(-(start + inner) // STREAM_CHUNK)
+        launch_range = (*outer, chunks) if outer else chunks
     else:
         (kernel,) = [k.kernel for k in found]
     args = [values[name] for name in kernel.param_names]
@@ -169,7 +172,7 @@ def _loop_case(name: str, n: int, samples: int, q: dpctl.SyclQueue) -> list[Row]
     names = inspect.signature(offloaded.py_func).parameters
     values = dict(zip(names, args)) | {"_dk_lo0": 1, "_dk_lo1": 1}
     inner = (n - 2, n - 2) if name == "stencil" else n
-    region = _region_launch(offloaded, inner, values)
+    region = _region_launch(offloaded, inner, values, start=1 if name == "stencil" else 0)
     direct = lambda: explicit[inner](*args)  # noqa: E731
     device_times = alternate({OFFLOAD: _device(region), EXPLICIT: _device(direct)}, samples)
     copies = [h.copy() for h in host]
