@@ -77,6 +77,29 @@ def last_level_cache_bytes() -> int:
     return max(sizes, default=32 << 20)
 
 
+def _past_the_caches(iterations: int, chunk: int, nbytes: int, cache_bytes: int) -> bool:
+    return iterations >= chunk and nbytes >= cache_bytes
+
+
+_past_the_caches_compiled = numba.njit(_past_the_caches, cache=False)
+
+
+def worth_host_simd(iterations: int, chunk: int, nbytes: int) -> bool:
+    """Whether a loop takes its host-SIMD kernel rather than its plain one (for Python and
+    compiled host code alike): only for a chunk of iterations or more over arrays that together
+    outgrow the last-level cache. Below it, streaming stores would evict what the next loop
+    reads, and a reduction's second kernel and buffer cost more than its vector code saves."""
+    return _past_the_caches(iterations, chunk, nbytes, last_level_cache_bytes())
+
+
+@overload(worth_host_simd)
+def _worth_host_simd(iterations, chunk, nbytes):
+    cache_bytes = last_level_cache_bytes()  # read when the host function compiles
+    return lambda iterations, chunk, nbytes: _past_the_caches_compiled(
+        iterations, chunk, nbytes, cache_bytes
+    )
+
+
 def first_address(array) -> int:
     """The address of a USM array's first element."""
     interface = array.__sycl_usm_array_interface__

@@ -192,11 +192,11 @@ class StreamingLaunch:
     """Whether a launch of a prange nest takes its streaming kernel (one work-item a chunk of
     STREAM_CHUNK innermost iterations, host SIMD with streaming stores) or the plain one.
 
-    It does on a CPU device when the loop's arrays together outgrow the last-level cache, where
-    a store that skips the caches saves reading each line before writing it; when every array
-    is laid out as the kernel assumes (`host_simd.fits`); and when the kernel compiled, which it
-    does on the first such launch (a loop LLVM cannot vectorise is refused, and the plain kernel
-    runs from then on: `refusal` says why).
+    It does on a CPU device when the loop is worth it (`host.worth_host_simd`: past the
+    last-level cache, a store that skips the caches saves reading each line before writing it);
+    when every array is laid out as the kernel assumes (`host_simd.fits`); and when the kernel
+    compiled, which it does on the first such launch (a loop LLVM cannot vectorise is refused,
+    and the plain kernel runs from then on: `refusal` says why).
     """
 
     def __init__(self, kernel: RegionKernel, launch_types: list):
@@ -206,7 +206,7 @@ class StreamingLaunch:
         self._usable: bool | None = None
 
     def __call__(self, count: int, *arrays) -> bool:
-        if count < STREAM_CHUNK or sum(a.nbytes for a in arrays) < host.last_level_cache_bytes():
+        if not host.worth_host_simd(count, STREAM_CHUNK, sum(a.nbytes for a in arrays)):
             return False
         if not all(host_simd.fits(host.first_address(a), a.shape, a.itemsize) for a in arrays):
             return False

@@ -217,6 +217,7 @@ class Outliner:
             "_dk_broadcast": np.broadcast_shapes,
             "_dk_fits": _fits,
             "_dk_bytes": host.array_bytes,
+            "_dk_worth": host.worth_host_simd,
             "_dk_laid_out": host.laid_out_for_simd,
         }
         self.regions: list[Region] = []
@@ -951,10 +952,7 @@ class Outliner:
         r = len(self.regions)
         size = " + ".join(f"_dk_bytes({a})" for a in free)
         layout = " and ".join(f"_dk_laid_out({a})" for a in free)
-        condition = (
-            f"{simd}() and _dk_n{r}_0 >= {REDUCTION_CHUNK} "
-            f"and {size} >= {host.last_level_cache_bytes()} and {layout}"
-        )
+        condition = f"{simd}() and _dk_worth(_dk_n{r}_0, {REDUCTION_CHUNK}, {size}) and {layout}"
         return kernel, condition
 
     # --- whole-array reductions --------------------------------------------------------------
