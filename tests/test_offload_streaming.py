@@ -65,6 +65,21 @@ def test_a_loop_past_the_cache_streams_and_equals_numpy(dtype):
     assert "Nontemporal" in found.spirv and "SubgroupSize 1" in found.spirv
 
 
+def test_a_streaming_loop_stores_one_vector_an_iteration():
+    """No interleaved vectors (host_simd.py): what a chunk leaves to narrower stores of unknown
+    alignment, which read each line before writing it, is then under one vector."""
+    triad = make_triad()
+    n = past_the_cache(3, 4)
+    a = usm(np.zeros(n, "float32"))
+    triad(a, usm(np.ones(n, "float32")), usm(np.ones(n, "float32")), np.float32(2))
+    np.testing.assert_array_equal(dpnp.asnumpy(a), np.full(n, 3, "float32"))
+    (found,) = streaming_kernels(triad)
+    (llvm_ir,) = found.kernel.inspect_llvm().values()
+    stores = [line for line in llvm_ir.splitlines() if "store <" in line]
+    assert [line for line in stores if "!nontemporal" in line] == [stores[0]]
+    assert "store <16 x float>" in stores[0] and "store <16 x" not in "".join(stores[1:])
+
+
 def test_a_small_loop_takes_the_plain_kernel_and_compiles_no_streaming_one():
     triad = make_triad()
     b, c = RNG.random(5000), RNG.random(5000)

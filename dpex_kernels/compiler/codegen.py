@@ -219,10 +219,12 @@ def optimise(
     opt_level: int,
     machine=None,
     unroll: bool = True,
+    interleave: bool = True,
 ) -> None:
     """Internalise all but the kernels, then run LLVM's pipeline at `opt_level` (never below 1)
-    with the cost model of `machine` (the SPIR-V target's, unless given: host_simd.py), and
-    loop unrolling unless `unroll` is false.
+    with the cost model of `machine` (the SPIR-V target's, unless given: host_simd.py), loop
+    unrolling unless `unroll` is false, and vectorised loops interleaving several vectors an
+    iteration unless `interleave` is false.
 
     Optimisation is mandatory here: unoptimised Numba IR passes aggregates by value, which the
     SPIR-V back end either mistranslates or aborts on (COMPILER-FINDINGS.md).
@@ -238,6 +240,7 @@ def optimise(
     machine = machine or _target_machine(opt_level)
     options = ll.create_pipeline_tuning_options(speed_level=max(1, min(opt_level, 3)))
     options.loop_unrolling = unroll
+    options.loop_interleaving = interleave
     builder = ll.create_pass_builder(machine, options)
     with patches.llvm_options(), _llvm_lock:
         builder.getModulePassManager().run(module, builder)

@@ -131,7 +131,12 @@ def _specialise(artifacts: KernelArtifacts, ndim: int, linked=None) -> tuple[str
         module = codegen.link_modules([artifacts.linked_ir, *definitions])
     else:
         module = codegen.link_into(linked, definitions)
-    codegen.optimise(module, [artifacts.symbol], artifacts.opt_level, machine)
+    # A streaming loop's vectors one at a time (host_simd.py: the loop's remainder is then
+    # under 16 iterations); a reduction's interleaved, as independent accumulators.
+    interleave = artifacts.host_simd != host_simd.STREAM
+    codegen.optimise(
+        module, [artifacts.symbol], artifacts.opt_level, machine, interleave=interleave
+    )
     llvm_ir = str(module)
     _check_barrier_flags(artifacts.name, llvm_ir)
     if artifacts.host_simd:

@@ -8,9 +8,14 @@ is optimised with the host's x86 cost model (LLVM's loop vectoriser then writes 
 code) and asks for sub-groups of one work-item, which the runtime compiles as written. Of
 "stream" kernels every vector store to global memory at a 64-byte aligned address is marked
 non-temporal: a stream past the caches then skips the read-for-ownership of every line it
-writes (a triad of 2^24 float32 took 4.6-5.0 ms, against 6-7.7 ms as a plain kernel). Of
-"reduce" kernels the reduction's float update is marked `reassoc` first, so that it
-vectorises.
+writes (a triad of 2^24 float32 took 4.6-5.0 ms, against 6-7.7 ms as a plain kernel). Their
+loops store one vector an iteration (compile.py turns LLVM's interleaving off): with the four
+its cost model picks, up to 63 iterations of a chunk (the last of a 4095-column row) were left
+to <8 x float> stores of unknown alignment, which read every line before writing it; a 2-D
+loop over 4095 columns then took 6-14% longer than one over 4096, and one vector at a time
+made the two as fast and the 4096² stencil 4% faster. Of "reduce" kernels the reduction's
+float update is marked `reassoc` first, so that it vectorises; they keep the interleaving
+(independent accumulators).
 
 The kernel assumes what `fits` says of its arrays (whoever launches it checks), and is refused
 (a Refusal) where the vectorised code holds anything the SPIR-V back end or the runtime is not
