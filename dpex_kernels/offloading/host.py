@@ -88,7 +88,7 @@ def worth_host_simd(iterations: int, chunk: int, nbytes: int) -> bool:
     """Whether a loop takes its host-SIMD kernel rather than its plain one (for Python and
     compiled host code alike): only for a chunk of iterations or more over arrays that together
     outgrow the last-level cache. Below it, streaming stores would evict what the next loop
-    reads, and a reduction's second kernel and buffer cost more than its vector code saves."""
+    reads; reductions, which have no stores to stream, take the same rule."""
     return _past_the_caches(iterations, chunk, nbytes, last_level_cache_bytes())
 
 
