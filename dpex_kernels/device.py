@@ -22,8 +22,8 @@ from typing import NamedTuple
 import dpctl
 import dpctl.program as dpctl_program
 
-from ._runtime import device_by_canonical_name, device_label
-from .errors import KernelCompileError
+from ._runtime import default_device, device_by_canonical_name, device_label
+from .errors import DeviceNotFoundError, KernelCompileError
 
 
 @dataclass(frozen=True)
@@ -153,7 +153,10 @@ def _missing_aspects(device: dpctl.SyclDevice, aspects: tuple[str, ...]) -> list
 #: The OpenCL CPU runtime spends ~100 ms more on the first program a thread builds than on the
 #: next ones (measured: 130-160 ms against 32-48 ms for the same SPIR-V), and a build in another
 #: thread does not spare it. So one thread builds every program, and it pays that cost while
-#: Numba compiles the first kernel: warm_up_builds starts it on an empty kernel.
+#: the program goes on: warm_up_builds starts it on an empty kernel as soon as a kernel is
+#: made, so that even a first launch from the cache finds it paid (the ten kernels of
+#: benchmarks/work_group_worker.py from the cache, six processes each: median 620 ms warmed at
+#: their decoration, 714 ms warmed by nothing, 604 ms the bare builds of the same SPIR-V).
 class _BuildThread:
     """One daemon thread that runs every build. It is never joined: it lives as long as the
     process, so no thread that has built a program ends while kernels are in flight. (With a
@@ -234,9 +237,17 @@ def _build_empty_program(device: dpctl.SyclDevice) -> bool:
     return bool(bundle)
 
 
-def warm_up_builds(device_name: str) -> None:
-    """Set the build thread up for this device's runtime in the background, once: called as a
-    compile starts, so that the set-up overlaps Numba's work."""
+def warm_up_builds(device_name: str | None = None) -> None:
+    """Set the build thread up for this device's runtime (None: the default device's) in the
+    background, once: called as a kernel is made and as a compile starts, so that the set-up
+    overlaps the program's own work and Numba's."""
+    if device_name is None:
+        if _warmed:  # some device's runtime is set up; a compile for another warms that one
+            return
+        try:
+            device_name = default_device().filter_string
+        except DeviceNotFoundError:
+            return  # nothing to warm up: the first launch says what to install
     with _lock:
         if device_name in _warmed:
             return

@@ -194,3 +194,37 @@ print(os.waitstatus_to_exitcode(status))
 """
     result = run_python(code, timeout=120)
     assert result.stdout.strip().splitlines()[-1] == "0", result.stderr
+
+
+def test_making_a_kernel_sets_the_build_thread_up_for_the_default_device():
+    """The runtime's first-build cost is paid while the program goes on, so that a first
+    launch from the cache does not wait for it; a process with no device makes kernels all the
+    same (the launch says what is missing)."""
+    code = """
+import dpex_kernels as dk
+from dpex_kernels import device
+from dpex_kernels._runtime import default_device
+
+assert not device._warmed
+@dk.kernel
+def nothing(a):
+    pass
+name = default_device().filter_string
+assert device._warmed == {name}, device._warmed
+assert device._build_thread().submit(lambda: 1).result(timeout=60) == 1  # behind the warm-up
+print("ok")
+"""
+    result = run_python(code, timeout=120)
+    assert result.stdout.strip().splitlines()[-1] == "ok", result.stderr
+
+
+def test_without_a_device_making_a_kernel_warms_nothing(monkeypatch):
+    def no_device():
+        raise dk.DeviceNotFoundError("no device here")
+
+    monkeypatch.setattr(device, "default_device", no_device)
+    monkeypatch.setattr(device, "_warmed", set())
+    submitted = []
+    monkeypatch.setattr(device, "_build_thread", lambda: submitted.append(1))
+    device.warm_up_builds()
+    assert submitted == [] and device._warmed == set()

@@ -1,11 +1,18 @@
 """Numba's CPU target is unchanged by dpex_kernels; its changes to Numba live in one module."""
 
+import gc
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
 
-import dpex_kernels
+import dpnp
+import numpy as np
+import pytest
+from numba.core import compiler
+
+import dpex_kernels as dk
+from dpex_kernels.compiler.patches import collector_paused
 
 CPU_CODE_BEFORE_AND_AFTER = textwrap.dedent(
     """
@@ -87,7 +94,7 @@ def test_cpu_njit_code_is_unchanged_by_compiling_kernels():
 
 
 def test_numba_and_llvm_state_is_changed_in_patches_only():
-    package = Path(dpex_kernels.__file__).parent
+    package = Path(dk.__file__).parent
     markers = (
         "cgutils.pointer_add =",
         "cgutils.do_boundscheck =",
@@ -119,3 +126,40 @@ def test_patches_are_applied_once_and_refuse_other_versions(monkeypatch):
     monkeypatch.setitem(patches.PINNED, "numba", ("0.99.0", "0.68."))
     with pytest.raises(ImportError, match="numba 0.68.x"):
         patches._check_versions()
+
+
+def test_numba_compiles_with_the_collector_paused_and_leaves_it_as_it_was(monkeypatch):
+    seen = []
+    original = compiler.compile_extra
+
+    def recording(*args, **kwargs):
+        seen.append(gc.isenabled())
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(compiler, "compile_extra", recording)
+    for enabled in (True, False):
+        (gc.enable if enabled else gc.disable)()
+        try:
+
+            @dk.kernel
+            def twice(a, out):
+                i = dk.get_global_id(0)
+                out[i] = a[i] * 2
+
+            a, out = dpnp.arange(4, dtype="f4"), dpnp.zeros(4, dtype="f4")
+            twice[4](a, out).wait()
+            assert gc.isenabled() is enabled
+        finally:
+            gc.enable()
+        np.testing.assert_array_equal(dpnp.asnumpy(out), np.arange(4) * 2)
+    assert seen and not any(seen)
+
+
+def test_the_collector_resumes_after_a_failed_compile_and_nested_pauses():
+    assert gc.isenabled()
+    with pytest.raises(RuntimeError), collector_paused():
+        with collector_paused():
+            assert not gc.isenabled()
+        assert not gc.isenabled()  # the outer pause still holds
+        raise RuntimeError("a compile failed")
+    assert gc.isenabled()

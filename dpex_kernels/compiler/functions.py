@@ -28,6 +28,7 @@ from numba.core.typing.typeof import typeof_impl
 from numba.stencils.stencil import StencilFunc
 
 from .diagnostics import compile_failure, current_loc, is_user_error
+from .patches import collector_paused
 from .target import TARGET_NAME, SYCLDevice, sycl_target
 
 
@@ -148,7 +149,7 @@ class _DeviceCompiler(compiler.CompilerBase):
 
 def compile_device_code(py_func, argtypes, *, fastmath=False, debug=False, return_type=None):
     """Numba's front end and lowering for one Python function on the SYCL target."""
-    with global_compiler_lock, target_override(TARGET_NAME):
+    with collector_paused(), global_compiler_lock, target_override(TARGET_NAME):
         return compiler.compile_extra(
             sycl_target.typing_context,
             sycl_target.target_context,

@@ -87,6 +87,7 @@ class JitKernel(KernelBase):
         }
         if host_simd:  # offloaded loops on CPU devices (compiler/host_simd.py); not an API option
             self.options["host_simd"] = host_simd
+        warm_up_builds()  # for the default device, while the program goes on to its launches
         self._eager = signatures is not None
         if self._eager:
             for sig in _normalise_signatures(signatures):

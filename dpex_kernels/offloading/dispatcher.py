@@ -24,6 +24,7 @@ import numpy as np
 from numba.core import types
 from numba.core.typing.templates import Signature
 
+from ..compiler.patches import collector_paused
 from ..dispatcher._native import launcher
 from ..dispatcher.inspection import spirv_text
 from ..errors import ExecutionQueueError
@@ -125,8 +126,9 @@ class OffloadDispatcher:
                 return found
             host_lines: frozenset = frozenset()
             while True:
-                version = self._build(argtypes, host_lines)
-                failure = self._try(version, argtypes)
+                with collector_paused():  # the host function's Numba compile, as a kernel's
+                    version = self._build(argtypes, host_lines)
+                    failure = self._try(version, argtypes)
                 if failure is None:
                     self._versions[argtypes] = version
                     return version
