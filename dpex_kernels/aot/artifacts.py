@@ -137,6 +137,7 @@ class BundledArtifacts:
         self.exceptions = fields["exceptions"]
         self._variants = fields["variants"]
         self.float_atomics = fields["float_atomics"]
+        self.host_simd = ""  # bundles hold @dk.kernel definitions, never offloaded loops
 
     def has_variant(self, ndim: int) -> bool:
         return ndim in self._variants

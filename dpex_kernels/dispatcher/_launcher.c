@@ -93,6 +93,7 @@ typedef void *cl_handle; /* cl_command_queue, cl_kernel, cl_program, cl_event, .
 enum {
     CL_COMPLETE = 0,
     CL_DEVICE_PLATFORM = 0x1031,
+    CL_DEVICE_NON_UNIFORM_WORK_GROUP_SUPPORT = 0x1065,
     CL_QUEUE_DEVICE = 0x1091,
     CL_EVENT_COMMAND_EXECUTION_STATUS = 0x11D3,
 };
@@ -400,6 +401,8 @@ typedef struct {
     Value *cl_values;       /* the cl_kernel's arguments (nslots, then the error record) */
     int cl_args_set;        /* cl_values holds them all */
     int64_t cl_last;        /* ring position of its newest launch on OpenCL, or -1 */
+    size_t round_to;        /* a ragged Range's work-group size along its fastest dimension;
+                               0: the runtime picks every Range's (launch.py) */
 } Binding;
 
 static const unsigned char kind_bytes[] = {1, 1, 1, 2, 2, 4, 4, 8, 8, 4, 8, 8};
@@ -459,15 +462,20 @@ static int Binding_init(Binding *b, PyObject *args, PyObject *kw)
 {
     static char *names[] = {"slots", "sycl_kernel", "kernel_ref", "queue", "queue_ref",
                             "order", "flag", "flag_ptr", "flag_size", "on_error", "opencl",
-                            NULL};
+                            "round_to", NULL};
     PyObject *slots, *sycl_kernel, *queue, *order, *flag = Py_None, *on_error = Py_None;
     unsigned long long kernel_ref, queue_ref, flag_ptr = 0;
-    Py_ssize_t flag_size = 0;
+    Py_ssize_t flag_size = 0, round_to = 0;
     int opencl = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOKOKO!|OKnOp", names, &slots, &sycl_kernel,
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOKOKO!|OKnOpn", names, &slots, &sycl_kernel,
                                      &kernel_ref, &queue, &queue_ref, &QueueOrderType, &order,
-                                     &flag, &flag_ptr, &flag_size, &on_error, &opencl))
+                                     &flag, &flag_ptr, &flag_size, &on_error, &opencl,
+                                     &round_to))
         return -1;
+    if (round_to < 0) {
+        PyErr_SetString(PyExc_ValueError, "internal error: a negative work-group size");
+        return -1;
+    }
     if (flag_ptr != 0 && flag_size < (Py_ssize_t)sizeof(int32_t)) {
         PyErr_SetString(PyExc_ValueError, "internal error: an error record holds an int32 status");
         return -1;
@@ -494,6 +502,7 @@ static int Binding_init(Binding *b, PyObject *args, PyObject *kw)
     b->queue_ref = (QueueRef)(uintptr_t)queue_ref;
     b->flag_ptr = (int32_t *)(uintptr_t)flag_ptr;
     b->flag_size = flag_size;
+    b->round_to = (size_t)round_to;
     Py_XSETREF(b->sycl_kernel, Py_NewRef(sycl_kernel));
     Py_XSETREF(b->queue, Py_NewRef(queue));
     Py_XSETREF(b->order, (QueueOrder *)Py_NewRef(order));
@@ -672,6 +681,7 @@ typedef struct {
     size_t global[3], local[3];
     int ndim;               /* 0: an empty range (nothing runs) */
     int nd_range;           /* a local size was given */
+    int ragged;             /* a Range the runtime would cut into tiny work-groups (ranges.py) */
     int next;               /* cache slot to replace next */
     Binding *bindings[CACHE_SIZE];
     Descriptor *descriptors[CACHE_SIZE];
@@ -681,8 +691,9 @@ static int Launcher_init(Launcher *l, PyObject *args, PyObject *kw)
 {
     PyObject *kernel, *name, *range, *global, *local;
     Py_ssize_t nparams;
-    if (!PyArg_ParseTuple(args, "OUnOO!O", &kernel, &name, &nparams, &range, &PyTuple_Type,
-                          &global, &local))
+    int ragged;
+    if (!PyArg_ParseTuple(args, "OUnOO!Op", &kernel, &name, &nparams, &range, &PyTuple_Type,
+                          &global, &local, &ragged))
         return -1;
     Py_ssize_t ndim = PyTuple_GET_SIZE(global);
     if (ndim < 1 || ndim > 3 || (local != Py_None && (!PyTuple_Check(local) ||
@@ -704,6 +715,7 @@ static int Launcher_init(Launcher *l, PyObject *args, PyObject *kw)
     l->dims = (int)ndim;
     l->ndim = empty ? 0 : (int)ndim;
     l->nd_range = local != Py_None;
+    l->ragged = ragged && !l->nd_range;
     return 0;
 }
 
@@ -811,6 +823,18 @@ static int remember_binding(Launcher *l, const Descriptor *desc, Binding *b)
 
 static int64_t launch(Launcher *l, PyObject *args, PyObject *depends_on, PyObject **event);
 
+/* The work-group size a launch asks for, in SYCL order: an NdRange's own; for a ragged Range
+   on a device that takes a smaller last work-group, b->round_to along the fastest dimension
+   (docs/launcher.md, "Ranges with no good divisor"); otherwise NULL, the runtime's choice. */
+static const size_t *local_size_of(const Launcher *l, const Binding *b, size_t local[3])
+{
+    if (l->nd_range) return l->local;
+    if (!l->ragged || b->round_to == 0) return NULL;
+    for (int i = 0; i < l->ndim - 1; i++) local[i] = 1;
+    local[l->ndim - 1] = b->round_to;
+    return local;
+}
+
 /* Sets the Binding's cl_kernel arguments and enqueues it on OpenCL, after the cl_event
    `after` when there is one. Arguments the cl_kernel already holds are not set again, but a
    pointer only while the Binding's previous launch is in the ring: the runtime ties a USM
@@ -819,7 +843,7 @@ static int64_t launch(Launcher *l, PyObject *args, PyObject *depends_on, PyObjec
    allocation's state and crashed). SYCL's dimension 0 is OpenCL's last (SYCL's last
    dimension varies fastest), so the range goes in reverse. */
 static int launch_opencl(Launcher *l, Binding *b, const Value *values, Py_ssize_t nslots,
-                         cl_handle after, void **event)
+                         const size_t *local_size, cl_handle after, void **event)
 {
     int pointers_held = ring_holds(b->cl_last);
     for (Py_ssize_t k = 0; k < nslots; k++) {
@@ -843,10 +867,10 @@ static int launch_opencl(Launcher *l, Binding *b, const Value *values, Py_ssize_
     size_t global[3], local[3];
     for (int i = 0; i < l->ndim; i++) {
         global[i] = l->global[l->ndim - 1 - i];
-        local[i] = l->local[l->ndim - 1 - i];
+        local[i] = local_size ? local_size[l->ndim - 1 - i] : 0;
     }
     cl_int error = cl.enqueue(b->cl_queue, b->cl_kernel, (uint32_t)l->ndim, NULL, global,
-                              l->nd_range ? local : NULL, after ? 1 : 0, after ? &after : NULL,
+                              local_size ? local : NULL, after ? 1 : 0, after ? &after : NULL,
                               (cl_handle *)event);
     if (error != 0) {
         b->cl_args_set = 0; /* its arrays are not kept: set them all next time */
@@ -991,9 +1015,11 @@ static int64_t launch(Launcher *l, PyObject *args, PyObject *depends_on, PyObjec
     int on_opencl = b->cl_kernel != NULL && event == NULL && depends_on == NULL &&
                     !order->dirty && (last < 0 || ring[(size_t)last & RING_MASK].order != NULL);
     void *ref;
+    size_t local_buffer[3];
+    const size_t *local = local_size_of(l, b, local_buffer);
     if (on_opencl) {
         cl_handle after = last >= 0 ? ring[(size_t)last & RING_MASK].event : NULL;
-        if (launch_opencl(l, b, values, nslots, after, &ref) < 0) goto done;
+        if (launch_opencl(l, b, values, nslots, local, after, &ref) < 0) goto done;
     } else {
         if (depends_on != NULL && deps_add_sequence(&deps, depends_on) < 0) goto done;
         if (order->dirty) {
@@ -1008,9 +1034,9 @@ static int64_t launch(Launcher *l, PyObject *args, PyObject *depends_on, PyObjec
                 previous = deps.made = sycl_event_of_cl((size_t)last & RING_MASK);
             if (deps_add_ref(&deps, previous) < 0) goto done;
         }
-        if (l->nd_range)
+        if (local != NULL)
             ref = SubmitNDRange(b->kernel_ref, b->queue_ref, argp, types, (size_t)nslots,
-                                l->global, l->local, (size_t)l->ndim, deps.all, deps.count);
+                                l->global, local, (size_t)l->ndim, deps.all, deps.count);
         else
             ref = SubmitRange(b->kernel_ref, b->queue_ref, argp, types, (size_t)nslots,
                               l->global, (size_t)l->ndim, deps.all, deps.count);
@@ -1468,12 +1494,34 @@ static PyObject *check_layouts(PyObject *m, PyObject *args)
                          strides, a->typenum, a->flags, a->base, mem->queue);
 }
 
+/* Whether an OpenCL queue's device takes a work-group size that does not divide the global
+   size (CL_DEVICE_NON_UNIFORM_WORK_GROUP_SUPPORT, OpenCL 3.0; an older device or a failed
+   query: no). `queue_ref` is a DPCTLSyclQueueRef of an OpenCL queue. */
+static PyObject *uneven_work_groups(PyObject *m, PyObject *arg)
+{
+    unsigned long long ref = PyLong_AsUnsignedLongLong(arg);
+    if (PyErr_Occurred()) return NULL;
+    if (!cl_ready) Py_RETURN_FALSE;
+    int32_t descriptor = 0;
+    cl_handle queue = (cl_handle)(uintptr_t)cl.queue_native((QueueRef)(uintptr_t)ref, &descriptor);
+    cl_handle device = NULL;
+    uint32_t uneven = 0; /* a cl_bool */
+    int known = queue != NULL &&
+                cl.queue_info(queue, CL_QUEUE_DEVICE, sizeof device, &device, NULL) == 0 &&
+                cl.device_info(device, CL_DEVICE_NON_UNIFORM_WORK_GROUP_SUPPORT, sizeof uneven,
+                               &uneven, NULL) == 0;
+    if (queue != NULL) cl.release_queue(queue);
+    return PyBool_FromLong(known && uneven);
+}
+
 static PyMethodDef module_methods[] = {
     {"init", (PyCFunction)(void (*)(void))init, METH_VARARGS | METH_KEYWORDS,
      "Resolve dpctl's C functions and the types the launcher reads."},
     {"check_layouts", check_layouts, METH_VARARGS,
      "What the declared layouts read from a usm_ndarray, for the import-time check."},
     {"drain", drain, METH_NOARGS, "Wait for every launch still in flight."},
+    {"uneven_work_groups", uneven_work_groups, METH_O,
+     "Whether an OpenCL queue's device takes a smaller last work-group."},
     {"in_flight", in_flight, METH_NOARGS, "How many launches the keep-alive ring holds."},
     {"arg_types", arg_types, METH_NOARGS, "The DPCTLKernelArgType of each slot kind."},
     {"array_key", array_key, METH_O, "What decides a USM array's type, read from its struct."},

@@ -19,8 +19,9 @@ import dpctl
 import dpctl.memory as dpmem
 
 from .._runtime import DeviceLimits
+from ..device import KernelAttributes
 from ..errors import ERROR_RECORD_BYTES, InvalidRangeError, KernelSignatureError, launch_error
-from ..types.ranges import NdRange, as_launch_range
+from ..types.ranges import NdRange, as_launch_range, is_ragged
 from ..types.spec import explain_mismatch, first_difference
 from ._native import launcher
 from .compiled import CompiledKernel, KernelStats
@@ -63,7 +64,10 @@ class KernelBase(launcher.KernelCore):
             global_size, local_size = tuple(value.global_range), tuple(value.local_range)
         else:
             global_size, local_size = tuple(value), None
-        return launcher.Launcher(self, self.__name__, self.nparams, value, global_size, local_size)
+        ragged = local_size is None and is_ragged(global_size)
+        return launcher.Launcher(
+            self, self.__name__, self.nparams, value, global_size, local_size, ragged
+        )
 
     def _bind(self, launch: launcher.Launcher, args: tuple) -> tuple:
         """The slow path of a launch: (Binding, cacheable, arguments the launcher reads)."""
@@ -150,9 +154,36 @@ def binding_for(compiled, queue: dpctl.SyclQueue, launch: launcher.Launcher):
         queue.addressof_ref(),
         order_of(queue),
         opencl=OPENCL_LAUNCH and queue.backend == dpctl.backend_type.opencl,
+        round_to=ragged_work_group(compiled, queue, sycl_kernel),
         **options,
     )
     compiled.bindings[key] = found
+    return found
+
+
+def ragged_work_group(compiled, queue: dpctl.SyclQueue, sycl_kernel) -> int:
+    """The work-group size of a ragged Range launch (ranges.is_ragged) of `sycl_kernel` on
+    `queue`: its preferred multiple where the device takes a smaller last work-group, else 0
+    (the runtime's choice). Host-SIMD kernels keep the runtime's: each of their work-items
+    loops over a chunk of its own."""
+    if compiled.artifacts.host_simd or not _uneven_work_groups(queue):
+        return 0
+    attrs = KernelAttributes.of(sycl_kernel)
+    size = attrs.preferred_work_group_size_multiple
+    return size if 1 < size <= attrs.max_work_group_size else 0
+
+
+_uneven: dict[dpctl.SyclDevice, bool] = {}
+
+
+def _uneven_work_groups(queue: dpctl.SyclQueue) -> bool:
+    """Whether the queue's device runs work-groups that do not divide the range (OpenCL 3.0
+    devices that say so; Level Zero has no such launch), asked once per device."""
+    device = queue.sycl_device
+    found = _uneven.get(device)
+    if found is None:
+        opencl = device.backend == dpctl.backend_type.opencl
+        found = _uneven[device] = opencl and launcher.uneven_work_groups(queue.addressof_ref())
     return found
 
 

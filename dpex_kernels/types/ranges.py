@@ -112,6 +112,29 @@ class NdRange:
         return NdRange, (self.global_range, self.local_range)
 
 
+#: A Range is ragged when its fastest (last) dimension has no divisor in GOOD_DIVISORS and it
+#: has at least RAGGED_MIN_ITEMS work-items in all. The OpenCL CPU runtime cuts such a range
+#: into work-groups of one of its small divisors: a vecadd over 2^24 - 74 (2 x a prime) took
+#: 40 ms against 5.1 in work-groups of 128 and a smaller last one, a prime 10^6 + 3 4.0 ms
+#: against 0.12. Its own choice was as fast or faster (0.91-1.02x) wherever the size had a
+#: divisor of 32 or more, and 1.09-2.0x slower for largest divisors of 12-31 (device time,
+#: docs/launcher.md, "Ranges with no good divisor"). RAGGED_MIN_ITEMS leaves at least 64
+#: work-groups of 128 to share out among the cores.
+GOOD_DIVISORS = np.arange(32, 1025)
+RAGGED_MIN_ITEMS = 8192
+
+
+def is_ragged(global_size: tuple[int, ...]) -> bool:
+    """Whether a Range of `global_size` is ragged (above): launched in work-groups of the
+    kernel's preferred size where the device takes a smaller last one."""
+    fastest, total = global_size[-1], 1
+    for n in global_size:
+        total *= n
+    if fastest < GOOD_DIVISORS[-1] or total < RAGGED_MIN_ITEMS:
+        return False
+    return not (fastest % GOOD_DIVISORS == 0).any()
+
+
 def _is_int(value: object) -> bool:
     """Python and NumPy integers (anything with __index__), but never bool."""
     return hasattr(type(value), "__index__") and not isinstance(value, (bool, np.bool_))
