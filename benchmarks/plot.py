@@ -40,7 +40,8 @@ def _bandwidth_panel(ax, comparisons: list[Comparison], cache_bytes: int, refere
         if c.group in BANDWIDTH_GROUPS:
             key = f"{c.group} {c.params.get('dtype')} ({c.subject})"
         elif c.group == DEVICE_GROUP:  # dashed: device (kernel) time, not wall clock
-            key = f"{c.params.get('kernel')} {c.params.get('dtype')} (device time)"
+            ragged = " ragged" if c.params.get("ragged") else ""  # a point of its own
+            key = f"{c.params.get('kernel')} {c.params.get('dtype')}{ragged} (device time)"
         else:
             continue
         series.setdefault(key, []).append((c.params["bytes"], c.ratio))

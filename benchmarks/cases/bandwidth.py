@@ -46,6 +46,8 @@ class Problem:
         """The case label: name, dtype and size."""
         if self.name == "stencil":
             return f"stencil {self.dtype.name} {self.size}x{self.size}"
+        if self.size & (self.size - 1):  # not a power of two: a ragged size of device-time
+            return f"{self.name} {self.dtype.name} {self.size}"
         return f"{self.name} {self.dtype.name} 2^{self.size.bit_length() - 1}"
 
 

@@ -17,6 +17,10 @@ runtime:
   kernel necessarily runs on other allocations in another context; this control shows how much
   of a dk/OpenCL C difference is the code and how much where the arrays happen to lie.
 
+Besides the power-of-two sizes, vecadd runs at a prime size past the caches (RAGGED): there
+dk's Range launch picks its own work-groups and OpenCL C's NULL local size leaves them to the
+runtime, which finds no divisor but tiny ones.
+
 The two are interleaved sample by sample, in alternating order (dk first, then OpenCL C first),
 so a drift of the machine and any after-effect of the other kernel hit both alike. At the
 in-cache size (information only) each timed launch follows an untimed one of its own, so its
@@ -31,6 +35,7 @@ import time
 from collections.abc import Callable
 
 import dpex_kernels as dk  # first: it sets up the OpenCL ICD loader
+from dpex_kernels.types.ranges import is_ragged
 
 # isort: split
 import dpctl
@@ -50,6 +55,10 @@ GROUP = DEVICE_GROUP
 CASES = ("vecadd", "triad", "stencil")
 #: The one in-cache size per case, measured for information (in both modes' size lists).
 IN_CACHE = {"vecadd": 2**20, "triad": 2**20, "stencil": 1024}
+#: A prime size past the caches: a Range with no divisor for the runtime's work-groups, which
+#: dk launches in work-groups of its own (docs/launcher.md, "Ranges with no good divisor") and
+#: OpenCL C with a NULL local size leaves to the runtime.
+RAGGED = {"vecadd": 16_777_259}
 
 #: run() -> (device seconds of the kernel, wall seconds of launch + wait); result() -> output.
 Timed = tuple[Callable[[], tuple[float, float]], Callable[[], np.ndarray]]
@@ -217,6 +226,7 @@ def _measure_problem(p: Problem, cfg: Config, impls: Profiled, past: bool) -> li
     runs: dict[str, Callable[[], tuple[float, float]]] = {}
     correct: dict[str, bool] = {}
     params = {"kernel": p.name, "dtype": p.dtype.name, "size": p.size, "past_caches": past}
+    params["ragged"] = is_ragged(p.gsize)
     available = impls.available()
     for impl, setup in available.items():
         if isinstance(setup, str):
@@ -266,7 +276,8 @@ def run_device_time(cfg: Config, impls: Profiled, cache_bytes: int) -> list[Row]
     rows = []
     for name in CASES:
         for dtype in map(np.dtype, cfg.dtypes):
-            for size in sizes(cfg, name, dtype, cache_bytes):
+            ragged = [RAGGED[name]] if name in RAGGED else []
+            for size in sizes(cfg, name, dtype, cache_bytes) + ragged:
                 past = _working_set(name, dtype, size) >= CACHE_FACTOR * cache_bytes
                 rows += _measure_problem(make_problem(name, dtype, size), cfg, impls, past)
                 impls.queue.wait()
