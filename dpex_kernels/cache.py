@@ -17,8 +17,6 @@ import builtins
 import hashlib
 import io
 import json
-import os
-import tempfile
 import types
 import zipfile
 from pathlib import Path
@@ -27,17 +25,11 @@ import llvmlite
 import numba
 import numba.core.dispatcher
 import numpy as np
-import platformdirs
 
 from .aot import artifacts as artifacts_module
+from .program_binaries import cache_dir, write_atomically
 
 MAGIC = "dpex_kernels cache 2"
-
-
-def cache_dir() -> Path:
-    """$DPEX_KERNELS_CACHE_DIR, else the user's cache directory for dpex_kernels."""
-    configured = os.environ.get("DPEX_KERNELS_CACHE_DIR")
-    return Path(configured) if configured else Path(platformdirs.user_cache_dir("dpex_kernels"))
 
 
 def _hash_value(value: object, hasher, seen: set[int]) -> None:
@@ -212,14 +204,4 @@ def store(key: str, artifacts) -> None:
     payload = _entry_bytes(key, artifacts)
     if payload is None:
         return
-    folder = cache_dir()
-    temporary = None
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile(dir=folder, delete=False, suffix=".tmp") as handle:
-            temporary = handle.name
-            handle.write(payload)
-        os.replace(temporary, _path(key))
-    except OSError:
-        if temporary is not None:
-            Path(temporary).unlink(missing_ok=True)
+    write_atomically(_path(key), payload)

@@ -6,7 +6,6 @@ Numba-free: the AOT runtime builds its kernels here too.
 from __future__ import annotations
 
 import ctypes
-import functools
 import hashlib
 import os
 import queue
@@ -16,14 +15,14 @@ import weakref
 from collections import OrderedDict
 from concurrent.futures import Future
 from dataclasses import dataclass, fields
-from pathlib import Path
-from typing import NamedTuple
 
 import dpctl
 import dpctl.program as dpctl_program
 
+from . import program_binaries
 from ._runtime import default_device, device_by_canonical_name, device_label
 from .errors import DeviceNotFoundError, KernelCompileError
+from .program_binaries import SYCL_INTERFACE_LIBRARY, release_leaked_references
 
 
 @dataclass(frozen=True)
@@ -65,85 +64,6 @@ def _forget(key: tuple) -> None:
         _unowned[key] = None
         while len(_unowned) > KEEP_UNOWNED:
             _kernels.pop(_unowned.popitem(last=False)[0], None)
-
-
-class _NativeAPI(NamedTuple):
-    get_native: ctypes._CFuncPtr  # sycl::kernel::getNative() const: a retained cl_kernel
-    kernel_info: ctypes._CFuncPtr
-    program_info: ctypes._CFuncPtr
-    release_kernel: ctypes._CFuncPtr
-    release_program: ctypes._CFuncPtr
-
-
-_CL_PROGRAM_REFERENCE_COUNT = 0x1160
-_CL_KERNEL_REFERENCE_COUNT = 0x1192
-_CL_KERNEL_PROGRAM = 0x1194
-# dpctl 0.22 keeps, of one create_program_from_spirv + get_sycl_kernel, one cl_kernel and two
-# cl_program references nobody releases; with SYCL's own and getNative's, the counts are these.
-_LEAKED_STATE = (3, 3)
-
-
-#: dpctl's C API library, which also exports SYCL's own C++ symbols.
-SYCL_INTERFACE_LIBRARY = Path(dpctl.__file__).with_name("libDPCTLSyclInterface.so")
-
-
-@functools.cache
-def _native_api() -> _NativeAPI | None:
-    """The SYCL and OpenCL entry points that count and drop dpctl's leaked references."""
-    try:
-        sycl = ctypes.CDLL(str(SYCL_INTERFACE_LIBRARY))
-        opencl = ctypes.CDLL("libOpenCL.so.1", mode=os.RTLD_NOLOAD | os.RTLD_NOW)
-        api = _NativeAPI(
-            sycl._ZNK4sycl3_V16kernel9getNativeEv,
-            opencl.clGetKernelInfo,
-            opencl.clGetProgramInfo,
-            opencl.clReleaseKernel,
-            opencl.clReleaseProgram,
-        )
-    except (OSError, AttributeError):
-        return None
-    api.get_native.restype = ctypes.c_void_p
-    api.get_native.argtypes = [ctypes.c_void_p]
-    for info in (api.kernel_info, api.program_info):
-        info.restype = ctypes.c_int32
-        info.argtypes = [ctypes.c_void_p, ctypes.c_uint32, ctypes.c_size_t]
-        info.argtypes += [ctypes.c_void_p, ctypes.c_void_p]
-    for release in (api.release_kernel, api.release_program):
-        release.restype = ctypes.c_int32
-        release.argtypes = [ctypes.c_void_p]
-    return api
-
-
-def _query(info, handle: int, name: int, value) -> None:
-    if info(handle, name, ctypes.sizeof(value), ctypes.byref(value), None) != 0:
-        raise OSError(f"OpenCL query {name:#x} failed")
-
-
-def _release_leaked_references(kernel: dpctl_program.SyclKernel) -> None:
-    """Release what dpctl's OpenCL build keeps of a program nobody holds any more.
-
-    dpctl 0.22's create_program_from_spirv never releases the cl_program it creates (SYCL
-    retains its own), and get_sycl_kernel neither the cl_kernel it creates nor the program
-    reference that its get_native takes: every build stayed resident, 1.9 MB on the CPU
-    runtime, after its program and kernel were dropped (tests/test_memory.py). The reference
-    counts say whether they are there; a dpctl that releases them is left alone.
-    """
-    api = _native_api()
-    if api is None:
-        return
-    handle = api.get_native(kernel.addressof_ref())
-    try:
-        kernel_refs, program = ctypes.c_uint32(), ctypes.c_void_p()
-        program_refs = ctypes.c_uint32()
-        _query(api.kernel_info, handle, _CL_KERNEL_REFERENCE_COUNT, kernel_refs)
-        _query(api.kernel_info, handle, _CL_KERNEL_PROGRAM, program)
-        _query(api.program_info, program.value, _CL_PROGRAM_REFERENCE_COUNT, program_refs)
-        if (kernel_refs.value, program_refs.value) == _LEAKED_STATE:
-            api.release_kernel(handle)
-            api.release_program(program.value)
-            api.release_program(program.value)
-    finally:
-        api.release_kernel(handle)  # getNative's own reference
 
 
 def _missing_aspects(device: dpctl.SyclDevice, aspects: tuple[str, ...]) -> list[str]:
@@ -261,19 +181,25 @@ def build_kernel(
     queue: dpctl.SyclQueue,
     aspects: tuple[str, ...] = (),
     owner: object = None,
+    keep_binary: bool = False,
 ) -> dpctl_program.SyclKernel:
     """The SyclKernel `symbol` of `spirv` for `queue`'s context and device, built at most once.
 
     `aspects` names device features the code needs ("fp64", "fp16"); a device lacking one
     gets an error naming it rather than the runtime's empty build failure. Builds are kept
     while an `owner` that asked for them lives (a deleted kernel frees its device build),
-    and for the whole process when asked without one.
+    and for the whole process when asked without one. With `keep_binary` (cache=True), the
+    device binary goes on disk and later processes load it instead (program_binaries.py).
     """
     key = (hashlib.sha256(spirv).digest(), symbol, queue.sycl_context, queue.sycl_device)
     with _lock:
         kernel = _kernels.get(key)
     if kernel is None:  # built outside the lock: the build thread may collect an owner
-        built = _build_thread().submit(_build, spirv, symbol, queue, aspects).result()
+        # A kept binary loads in this thread (~2 ms), not behind the build thread's warm-up.
+        built = keep_binary and program_binaries.load(spirv, symbol, queue)
+        if not built:
+            job = _build_thread().submit(_build, spirv, symbol, queue, aspects, keep_binary)
+            built = job.result()
     with _lock:
         kernel = _kernels.setdefault(key, built) if kernel is None else kernel
         if owner is not None:
@@ -283,7 +209,7 @@ def build_kernel(
         return kernel
 
 
-def _build(spirv: bytes, symbol: str, queue, aspects) -> dpctl_program.SyclKernel:
+def _build(spirv: bytes, symbol: str, queue, aspects, keep_binary) -> dpctl_program.SyclKernel:
     device = queue.sycl_device
     missing = _missing_aspects(device, aspects)
     if missing:
@@ -301,5 +227,7 @@ def _build(spirv: bytes, symbol: str, queue, aspects) -> dpctl_program.SyclKerne
             f"{device_label(device)} ({device.name}): {exc or type(exc).__name__}"
         ) from exc
     if device.backend == dpctl.backend_type.opencl:
-        _release_leaked_references(kernel)
+        release_leaked_references(kernel)
+    if keep_binary:
+        program_binaries.store(spirv, symbol, kernel, device)
     return kernel

@@ -125,3 +125,37 @@ def test_loading_something_else_is_a_clear_error(tmp_path):
     junk.write_bytes(b"not a zip")
     with pytest.raises(ValueError, match="not a readable dpex_kernels bundle"):
         load(junk)
+
+
+def test_a_bundle_loaded_with_cache_keeps_its_device_binaries(tmp_path, monkeypatch):
+    f32 = dk.usm_array(dk.float32, 1)
+
+    @dk.kernel(dk.void(f32, f32))
+    def halve(a, out):
+        out[dk.get_global_id(0)] = a[dk.get_global_id(0)] / 2
+
+    bundle = dk.aot.build([halve], tmp_path / "halve.dpkb")
+    monkeypatch.setenv("DPEX_KERNELS_CACHE_DIR", str(tmp_path / "cache"))
+    script = tmp_path / "use.py"
+    script.write_text(
+        textwrap.dedent(
+            """
+            import sys
+            import dpnp, numpy as np
+            from dpex_kernels import device
+            from dpex_kernels.aot.runtime import load
+
+            builds = []
+            build = device._build
+            device._build = lambda *args: builds.append(args[1]) or build(*args)
+            bundle = load(sys.argv[1], cache=True)
+            out = dpnp.empty(8, dtype="f4")
+            bundle.halve[8](dpnp.arange(8, dtype="f4"), out)
+            assert np.array_equal(dpnp.asnumpy(out), np.arange(8, dtype="f4") / 2)
+            print(len(builds))
+            """
+        )
+    )
+    assert _run(str(script), str(bundle)).split() == ["1"]  # built from SPIR-V, binary kept
+    assert _run(str(script), str(bundle)).split() == ["0"]  # loaded from the binary
+    assert len(list((tmp_path / "cache" / "binaries").glob("*.bin"))) == 1

@@ -18,7 +18,13 @@ import pytest
 from conftest_kernels import run_python
 
 import dpex_kernels as dk
-from dpex_kernels import device
+from dpex_kernels import device, program_binaries
+from dpex_kernels.program_binaries import (
+    CL_KERNEL_PROGRAM,
+    CL_KERNEL_REFERENCE_COUNT,
+    CL_PROGRAM_REFERENCE_COUNT,
+    query,
+)
 
 
 def _new_kernel(k: int):
@@ -40,16 +46,14 @@ def _reference_counts(sycl_kernel) -> tuple[int, int | None]:
 
     The program's is None once only its kernel holds it (OpenCL then refuses the handle).
     """
-    api = device._native_api()
-    handle = api.get_native(sycl_kernel.addressof_ref())
+    api = program_binaries.native_api()
+    handle = api.kernel_native(sycl_kernel.addressof_ref())
     try:
         kernel_refs, program, program_refs = ctypes.c_uint32(), ctypes.c_void_p(), ctypes.c_uint32()
-        device._query(api.kernel_info, handle, device._CL_KERNEL_REFERENCE_COUNT, kernel_refs)
-        device._query(api.kernel_info, handle, device._CL_KERNEL_PROGRAM, program)
+        query(api.kernel_info, handle, CL_KERNEL_REFERENCE_COUNT, kernel_refs)
+        query(api.kernel_info, handle, CL_KERNEL_PROGRAM, program)
         try:
-            device._query(
-                api.program_info, program.value, device._CL_PROGRAM_REFERENCE_COUNT, program_refs
-            )
+            query(api.program_info, program.value, CL_PROGRAM_REFERENCE_COUNT, program_refs)
         except OSError:
             program_refs = None
     finally:
@@ -61,7 +65,7 @@ def test_a_build_holds_only_the_sycl_runtimes_references():
     kernel = _new_kernel(3)
     _launch(kernel, 3)
     (compiled,) = kernel.definitions.values()
-    assert device._native_api() is not None
+    assert program_binaries.native_api() is not None
     assert _reference_counts(compiled.sycl_kernel) == (1, None)  # was (2, 2): dpctl's leaks
 
 
@@ -182,7 +186,13 @@ def test_a_forked_child_gets_a_build_thread_of_its_own():
     would wait for ever. (Whether SYCL itself works in the child is SYCL's matter.)"""
     code = """
 import os
-from dpex_kernels import device
+from dpex_kernels import device, program_binaries
+from dpex_kernels.program_binaries import (
+    CL_KERNEL_PROGRAM,
+    CL_KERNEL_REFERENCE_COUNT,
+    CL_PROGRAM_REFERENCE_COUNT,
+    query,
+)
 
 assert device._build_thread().submit(lambda: 1).result() == 1  # the parent's thread runs
 pid = os.fork()
@@ -202,7 +212,13 @@ def test_making_a_kernel_sets_the_build_thread_up_for_the_default_device():
     same (the launch says what is missing)."""
     code = """
 import dpex_kernels as dk
-from dpex_kernels import device
+from dpex_kernels import device, program_binaries
+from dpex_kernels.program_binaries import (
+    CL_KERNEL_PROGRAM,
+    CL_KERNEL_REFERENCE_COUNT,
+    CL_PROGRAM_REFERENCE_COUNT,
+    query,
+)
 from dpex_kernels._runtime import default_device
 
 assert not device._warmed

@@ -61,8 +61,10 @@ class Bundle:
         return f"<dpex_kernels bundle {self.path}: {', '.join(self.kernels)}>"
 
 
-def load(path: str | Path) -> Bundle:
-    """Read a bundle written by dpex_kernels.aot.build and build its kernels on their devices."""
+def load(path: str | Path, cache: bool = False) -> Bundle:
+    """Read a bundle written by dpex_kernels.aot.build and build its kernels on their devices;
+    with `cache`, their device binaries are kept on disk and later processes load those (the
+    device binaries of cache=True kernels, docs/cache.md), skipping the runtime's builds."""
     path = Path(path)
     try:
         with zipfile.ZipFile(path) as archive:
@@ -77,7 +79,7 @@ def load(path: str | Path) -> Bundle:
                     params = tuple(_param(p) for p in definition["params"])
                     signature = definition["signature"]
                     kernel.definitions[signature] = CompiledKernel(
-                        signature, definition["device"], artifacts, params
+                        signature, definition["device"], artifacts, params, keep_binaries=cache
                     )
                 kernels[entry["name"]] = kernel
     except (zipfile.BadZipFile, KeyError, json.JSONDecodeError, CorruptArtifacts) as exc:

@@ -47,7 +47,15 @@ class KernelStats:
 class CompiledKernel:
     """One signature's compiled kernel: its artefacts and its SyclKernel on the device."""
 
-    def __init__(self, signature, device: str, artifacts, params: tuple, on_new_variant=None):
+    def __init__(
+        self,
+        signature,
+        device: str,
+        artifacts,
+        params: tuple,
+        on_new_variant=None,
+        keep_binaries: bool = False,
+    ):
         self.signature = signature
         self.device = device
         self.artifacts = artifacts
@@ -55,6 +63,7 @@ class CompiledKernel:
         self.params = params
         self.slots = kernel_slots(params)
         self._on_new_variant = on_new_variant
+        self._keep_binaries = keep_binaries  # cache=True: device binaries on disk too
         self._queue = dpctl.SyclQueue(device_by_canonical_name(device))
         self.local_memory = local_memory_bytes(artifacts.llvm_ir)
         limits = DeviceLimits.of(self._queue.sycl_device)
@@ -95,7 +104,8 @@ class CompiledKernel:
         if not built and self._on_new_variant is not None:
             self._on_new_variant(self.artifacts)
         aspects = _needed_aspects(llvm_ir)
-        return build_kernel(spirv, self.artifacts.symbol, queue, aspects, owner=self)
+        symbol = self.artifacts.symbol
+        return build_kernel(spirv, symbol, queue, aspects, self, self._keep_binaries)
 
     def __repr__(self) -> str:
         return f"<CompiledKernel {self.artifacts.name} {self.signature} on {self.device}>"

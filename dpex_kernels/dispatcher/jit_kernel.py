@@ -87,7 +87,8 @@ class JitKernel(KernelBase):
         }
         if host_simd:  # offloaded loops on CPU devices (compiler/host_simd.py); not an API option
             self.options["host_simd"] = host_simd
-        warm_up_builds()  # for the default device, while the program goes on to its launches
+        if not cache:  # a cached kernel's kept binary loads at once; a warm-up would delay it
+            warm_up_builds()  # for the default device, while the program goes on to its launches
         self._eager = signatures is not None
         if self._eager:
             for sig in _normalise_signatures(signatures):
@@ -141,6 +142,7 @@ class JitKernel(KernelBase):
                 artifacts,
                 _params(argtypes),
                 None if key is None else (lambda updated: cache.store(key, updated)),
+                keep_binaries=key is not None,
             )
             self.definitions[sig] = compiled
             return compiled
