@@ -5,8 +5,10 @@ Each iteration runs three kernels and a little host arithmetic on n_clusters x n
 1. `assign`: one work-item per sample finds its nearest centre by ||c||^2 - 2 x.c (the
    distance scikit-learn minimises; ties go to the lower index; the norms travel as one more
    column of the centres) and stamps `changed` when a label changed;
-2. `partial_sums`: each of PARTS work-items adds up its contiguous share of the samples per
-   cluster (feature sums and the count, in one row per cluster);
+2. `partial_sums`: each of PARTS work-groups adds up its contiguous share of the samples per
+   cluster (feature sums and the count, in one row per cluster), one work-item per column of
+   the samples padded with a column of ones (the count) to a multiple of 16 columns, so that
+   a sample is one vector across the work-group;
 3. `sum_parts`: adds up the PARTS partial sums.
 
 The host then does what scikit-learn does with the sums: empty clusters are relocated to the
@@ -31,9 +33,16 @@ from sklearn.utils import check_array
 
 import dpex_kernels as dk
 
-#: Work-items of `partial_sums`, each summing a contiguous share of the samples.
+#: Work-groups of `partial_sums`, each summing a contiguous share of the samples.
 PARTS = 64
 WORK_GROUP = 128
+#: The column counts of the padded samples are multiples of it (a vector of float32).
+LANES = 16
+
+
+def padded_width(n_features: int) -> int:
+    """Columns of the padded samples: the features, the column of ones, zeros."""
+    return -(-(n_features + 1) // LANES) * LANES
 
 
 @functools.cache
@@ -70,18 +79,15 @@ def kernels(n_features: int, dtype):
             labels[i] = best
 
     @dk.kernel
-    def partial_sums(x, labels, parts):
-        part = dk.get_global_id(0)
-        n = x.shape[0]
+    def partial_sums(padded, labels, parts):
+        column = dk.get_local_id(0)  # neighbours add up neighbouring columns: one vector
+        part = dk.get_group_id(0)
+        n = labels.shape[0]
         share = (n + PARTS - 1) // PARTS
         for j in range(parts.shape[1]):
-            for f in range(n_features + 1):
-                parts[part, j, f] = 0
+            parts[part, j, column] = 0
         for i in range(part * share, min(n, part * share + share)):
-            j = labels[i]
-            for f in range(n_features):
-                parts[part, j, f] += x[i, f]
-            parts[part, j, n_features] += 1
+            parts[part, labels[i], column] += padded[i, column]
 
     @dk.kernel
     def sum_parts(parts, sums):
@@ -100,21 +106,22 @@ def kernels(n_features: int, dtype):
 class KMeansState:
     """The device arrays and host buffers one run works on.
 
-    The small per-iteration transfers (the centres in, the sums and the changed stamp out) are
-    plain queue.memcpy calls between preallocated buffers, after waiting for the kernel that
-    wrote them: no allocation and no array wrapping in the loop.
+    What goes between host and device each iteration (the centres in, the sums and the changed
+    stamp out) lives in shared USM, which the host reads and writes through NumPy views of the
+    same memory once the kernels using it are done: no copy, allocation or array wrapping in
+    the loop.
     """
 
     x_host: np.ndarray  # the centred samples
-    x: dpnp.ndarray
-    xt: dpnp.ndarray  # x transposed, for assign
+    padded: dpnp.ndarray  # x_host padded by a column of ones and zeros, for partial_sums
+    xt: dpnp.ndarray  # x_host transposed, for assign
     centres: np.ndarray  # the current centres (host), centred
     labels: dpnp.ndarray
     changed: dpnp.ndarray  # the stamp of the last assignment that changed a label
     packed: dpnp.ndarray  # the centres with their squared norms as one more column
     parts: dpnp.ndarray
     sums: dpnp.ndarray
-    packed_host: np.ndarray
+    packed_host: np.ndarray  # NumPy views of packed, sums and changed
     sums_host: np.ndarray
     changed_host: np.ndarray
     kernels: tuple  # (assign, partial_sums, sum_parts) for these data
@@ -126,36 +133,42 @@ class KMeansState:
         """Copy the samples to the device and allocate the work arrays."""
         n, features = x_host.shape
         k = centres.shape[0]
-        on = {"sycl_queue": queue} if queue is not None else {}
-        x = dpnp.asarray(x_host, **on)
-        on = {"sycl_queue": x.sycl_queue}
         dtype = x_host.dtype
+        padded_host = np.zeros((n, padded_width(features)), dtype)
+        padded_host[:, :features] = x_host
+        padded_host[:, features] = 1
+        on = {"sycl_queue": queue} if queue is not None else {}
+        padded = dpnp.asarray(padded_host, **on)
+        on = {"sycl_queue": padded.sycl_queue}
+        shared = {**on, "usm_type": "shared"}
+        changed = dpnp.zeros(1, dtype="i4", **shared)
+        packed = dpnp.empty((k, features + 1), dtype=dtype, **shared)
+        sums = dpnp.empty((k, features + 1), dtype=dtype, **shared)
         return cls(
             x_host=x_host,
-            x=x,
+            padded=padded,
             xt=dpnp.asarray(np.ascontiguousarray(x_host.T), **on),
             centres=centres,
             labels=dpnp.full(n, -1, dtype="i4", **on),
-            changed=dpnp.zeros(1, dtype="i4", **on),
-            packed=dpnp.empty((k, features + 1), dtype=dtype, **on),
-            parts=dpnp.empty((PARTS, k, features + 1), dtype=dtype, **on),
-            sums=dpnp.empty((k, features + 1), dtype=dtype, **on),
-            packed_host=np.empty((k, features + 1), dtype),
-            sums_host=np.empty((k, features + 1), dtype),
-            changed_host=np.zeros(1, np.int32),
-            kernels=kernels(features, dk.typeof(x).dtype),
+            changed=changed,
+            packed=packed,
+            parts=dpnp.empty((PARTS, k, padded_width(features)), dtype=dtype, **on),
+            sums=sums,
+            packed_host=_host_view(packed),
+            sums_host=_host_view(sums),
+            changed_host=_host_view(changed),
+            kernels=kernels(features, dk.typeof(padded).dtype),
         )
 
     def assign(self) -> None:
         """Label each sample with its nearest centre (submitted, not waited for)."""
         assign, _, _ = self.kernels
         self.stamp += 1
+        if self.assigned is not None:
+            self.assigned.wait()  # it reads the old centres
         self.packed_host[:, :-1] = self.centres
         # The squared norms as scikit-learn's row_norms computes them.
         np.einsum("ij,ij->i", self.centres, self.centres, out=self.packed_host[:, -1])
-        if self.assigned is not None:
-            self.assigned.wait()  # it reads the old centres
-        _copy(self.packed, self.packed_host)  # synchronous
         padded = -(-self.x_host.shape[0] // WORK_GROUP) * WORK_GROUP
         self.assigned = assign[dk.NdRange(padded, WORK_GROUP)](
             self.xt, self.packed, self.labels, self.changed, self.stamp
@@ -164,15 +177,14 @@ class KMeansState:
     def labels_changed(self) -> bool:
         """Whether the last assignment changed any label."""
         self.assigned.wait()
-        _copy(self.changed_host, self.changed)
         return int(self.changed_host[0]) == self.stamp
 
     def update(self) -> tuple[np.ndarray, np.ndarray]:
         """New centres from the current labels; (new centres, shift of each centre)."""
         _, partial_sums, sum_parts = self.kernels
-        partial_sums[dk.NdRange(PARTS, 1)](self.x, self.labels, self.parts)
+        width = self.padded.shape[1]
+        partial_sums[dk.NdRange(PARTS * width, width)](self.padded, self.labels, self.parts)
         sum_parts[self.sums.size](self.parts, self.sums).wait()
-        _copy(self.sums_host, self.sums)
         new, weights = self.sums_host[:, :-1].copy(), self.sums_host[:, -1].copy()
         if (weights == 0).any():
             _relocate_empty_clusters(
@@ -186,15 +198,10 @@ class KMeansState:
         return new, shift
 
 
-def _copy(dst, src) -> None:
-    """dst[...] = src, synchronously: one a host buffer, the other a device array as large."""
-    queue = (src if isinstance(dst, np.ndarray) else dst).sycl_queue
-    queue.memcpy(_memory(dst), _memory(src), src.nbytes)
-
-
-def _memory(a):
-    """What queue.memcpy copies to or from: a NumPy array itself, a dpnp array's allocation."""
-    return a if isinstance(a, np.ndarray) else a.get_array().usm_data
+def _host_view(a: dpnp.ndarray) -> np.ndarray:
+    """A NumPy array on the memory of `a`, a C-contiguous dpnp array in shared USM."""
+    memory = a.get_array().usm_data  # dpctl's MemoryUSMShared exports it as a buffer
+    return np.frombuffer(memory, dtype=a.dtype, count=a.size).reshape(a.shape)
 
 
 def _relocate_empty_clusters(x, old, new, weights, labels) -> None:
