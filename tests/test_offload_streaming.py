@@ -22,7 +22,7 @@ import dpex_kernels as dk
 from dpex_kernels.compiler import host_simd
 from dpex_kernels.offloading import host
 from dpex_kernels.offloading.host import first_address, last_level_cache_bytes
-from dpex_kernels.offloading.kernels import STREAM_CHUNK
+from dpex_kernels.offloading.kernels import REDUCTION_CHUNK, STREAM_CHUNK
 from dpex_kernels.types.spec import ArraySpec
 
 RNG = np.random.default_rng(11)
@@ -427,9 +427,14 @@ def make_dot():
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64", "int64"])
-def test_a_reduction_past_the_cache_runs_as_host_simd_and_equals_numpy(dtype):
+@pytest.mark.parametrize("past_the_cache_too", [False, True])
+def test_a_reduction_of_a_chunk_or_more_runs_as_host_simd_and_equals_numpy(
+    dtype, past_the_cache_too
+):
+    """In the cache or past it: a reduction has no stores to stream (host.worth_host_simd)."""
     dot = make_dot()
-    n = past_the_cache(2, np.dtype(dtype).itemsize)
+    itemsize = np.dtype(dtype).itemsize
+    n = past_the_cache(2, itemsize) if past_the_cache_too else 3 * REDUCTION_CHUNK + 13
     a = (RNG.random(n) * 10).astype(dtype)
     b = (RNG.random(n) * 10).astype(dtype)
     expected = np.dot(a.astype(np.float64), b.astype(np.float64))
@@ -442,11 +447,10 @@ def test_a_reduction_past_the_cache_runs_as_host_simd_and_equals_numpy(dtype):
 
 def test_a_small_or_misaligned_reduction_takes_the_plain_kernels():
     dot = make_dot()
-    x = RNG.random(5000)
+    x = RNG.random(REDUCTION_CHUNK - 1)
     assert np.isclose(dot(usm(x), usm(x)), x @ x)
     assert not simd_kernel(dot)[1]
-    n = past_the_cache(2, 8)
-    y = RNG.random(n + 1)
+    y = RNG.random(3 * REDUCTION_CHUNK + 1)
     view = usm(y)[1:]
     assert np.isclose(dot(view, view), y[1:] @ y[1:])
     assert not simd_kernel(dot)[1]

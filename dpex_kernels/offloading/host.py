@@ -77,26 +77,28 @@ def last_level_cache_bytes() -> int:
     return max(sizes, default=32 << 20)
 
 
-def _past_the_caches(iterations: int, chunk: int, nbytes: int, cache_bytes: int) -> bool:
-    return iterations >= chunk and nbytes >= cache_bytes
+def _worth(iterations: int, chunk: int, nbytes: int, streams: bool, cache_bytes: int) -> bool:
+    return iterations >= chunk and (not streams or nbytes >= cache_bytes)
 
 
-_past_the_caches_compiled = numba.njit(_past_the_caches, cache=False)
+_worth_compiled = numba.njit(_worth, cache=False)
 
 
-def worth_host_simd(iterations: int, chunk: int, nbytes: int) -> bool:
+def worth_host_simd(iterations: int, chunk: int, nbytes: int, streams: bool) -> bool:
     """Whether a loop takes its host-SIMD kernel rather than its plain one (for Python and
-    compiled host code alike): only for a chunk of iterations or more over arrays that together
-    outgrow the last-level cache. Below it, streaming stores would evict what the next loop
-    reads; reductions, which have no stores to stream, take the same rule."""
-    return _past_the_caches(iterations, chunk, nbytes, last_level_cache_bytes())
+    compiled host code alike): only for a chunk of iterations or more, and where it `streams`
+    its stores, over arrays that together outgrow the last-level cache: below it, streaming
+    stores would evict what the next loop reads. A reduction has no stores to stream, and its
+    vector accumulators beat the plain kernel's work-group tree at every size measured (a
+    float32 sum 1.1-1.5x faster from 2^16 to 2^25 elements, all within a 480 MiB cache)."""
+    return _worth(iterations, chunk, nbytes, streams, last_level_cache_bytes())
 
 
 @overload(worth_host_simd)
-def _worth_host_simd(iterations, chunk, nbytes):
+def _worth_host_simd(iterations, chunk, nbytes, streams):
     cache_bytes = last_level_cache_bytes()  # read when the host function compiles
-    return lambda iterations, chunk, nbytes: _past_the_caches_compiled(
-        iterations, chunk, nbytes, cache_bytes
+    return lambda iterations, chunk, nbytes, streams: _worth_compiled(
+        iterations, chunk, nbytes, streams, cache_bytes
     )
 
 

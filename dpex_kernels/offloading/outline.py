@@ -952,7 +952,8 @@ class Outliner:
         r = len(self.regions)
         size = " + ".join(f"_dk_bytes({a})" for a in free)
         layout = " and ".join(f"_dk_laid_out({a})" for a in free)
-        condition = f"{simd}() and _dk_worth(_dk_n{r}_0, {REDUCTION_CHUNK}, {size}) and {layout}"
+        worth = f"_dk_worth(_dk_n{r}_0, {REDUCTION_CHUNK}, {size}, False)"
+        condition = f"{simd}() and {worth} and {layout}"
         return kernel, condition
 
     # --- whole-array reductions --------------------------------------------------------------
