@@ -13,7 +13,7 @@ import dpex_kernels as dk
 
 WORK_GROUP = 256
 #: Elements per work-item in the first stage, and the most work-groups it uses.
-PER_ITEM = 8
+PER_ITEM = 32
 MAX_GROUPS = 8192
 
 
