@@ -226,7 +226,7 @@ def _build(spirv: bytes, symbol: str, queue, aspects, keep_binary) -> dpctl_prog
             f"the SYCL runtime could not build kernel '{symbol}' for "
             f"{device_label(device)} ({device.name}): {exc or type(exc).__name__}"
         ) from exc
-    if device.backend == dpctl.backend_type.opencl:
+    if device.backend == dpctl.backend_type.opencl:  # while `program` holds the cl_program
         release_leaked_references(kernel)
     if keep_binary:
         program_binaries.store(spirv, symbol, kernel, device)

@@ -30,6 +30,8 @@ import dpctl.program as dpctl_program
 import platformdirs
 
 MAGIC = b"dpex_kernels device binary 1\n"
+#: DPEX_KERNELS_DEVICE_BINARIES=0: cache=True kernels keep and load no device binaries.
+ENABLE_VARIABLE = "DPEX_KERNELS_DEVICE_BINARIES"
 
 #: dpctl's C API library, which also exports SYCL's own C++ symbols.
 SYCL_INTERFACE_LIBRARY = Path(dpctl.__file__).with_name("libDPCTLSyclInterface.so")
@@ -215,14 +217,20 @@ def _opencl_queue(api: NativeAPI, queue: dpctl.SyclQueue) -> tuple[int, int]:
         api.release_queue(native_queue)
 
 
+def _enabled(device: dpctl.SyclDevice) -> bool:
+    return (
+        os.environ.get(ENABLE_VARIABLE, "1") != "0" and device.backend == dpctl.backend_type.opencl
+    )
+
+
 def load(spirv: bytes, symbol: str, queue: dpctl.SyclQueue) -> dpctl_program.SyclKernel | None:
     """The SyclKernel made from a kept binary, or None (then the caller builds the SPIR-V).
 
     Made as dpctl's create_program_from_spirv and get_sycl_kernel make theirs, with the
-    program from the binary: the same objects and references (device.py releases dpctl's
-    leaked ones for both)."""
+    program from the binary: the same objects and references, and dpctl's leaked ones
+    released the same way."""
     api = native_api()
-    if api is None or queue.sycl_device.backend != dpctl.backend_type.opencl:
+    if api is None or not _enabled(queue.sycl_device):
         return None
     binary = _read_checked(binary_path(spirv, symbol, queue.sycl_device))
     if binary is None:
@@ -249,6 +257,7 @@ def load(spirv: bytes, symbol: str, queue: dpctl.SyclQueue) -> dpctl_program.Syc
         sycl_program = api.make_sycl_program(bundle)  # holds a copy of the bundle
         kernel = sycl_program.get_sycl_kernel(symbol)
     except dpctl_program.SyclProgramCompilationError:
+        api.release_program(program)
         return None
     finally:
         api.delete_bundle(bundle)
@@ -261,7 +270,7 @@ def store(
 ) -> None:
     """Keep the binary of a just-built kernel's program; failures are ignored (atomic write)."""
     api = native_api()
-    if api is None or device.backend != dpctl.backend_type.opencl:
+    if api is None or not _enabled(device):
         return
     cl_kernel = api.kernel_native(kernel.addressof_ref())
     try:

@@ -88,6 +88,19 @@ def test_a_second_process_loads_the_binaries_and_builds_nothing(cache_dir):
     assert _run(2) == {"spirv_builds": [], "right": True}
 
 
+def test_device_binaries_off_keeps_and_loads_none(cache_dir, monkeypatch):
+    monkeypatch.setenv(program_binaries.ENABLE_VARIABLE, "0")
+    assert _run(1)["spirv_builds"] == ["dpex_kernel_block_sums", "dpex_kernel_scaled_sum"]
+    assert not _binaries(cache_dir)
+    monkeypatch.delenv(program_binaries.ENABLE_VARIABLE)
+    _run(2)  # keeps them
+    monkeypatch.setenv(program_binaries.ENABLE_VARIABLE, "0")
+    assert _run(3) == {
+        "spirv_builds": ["dpex_kernel_block_sums", "dpex_kernel_scaled_sum"],
+        "right": True,
+    }
+
+
 def _flip(data: bytes) -> bytes:
     damaged = bytearray(data)
     damaged[len(damaged) // 2] ^= 0xFF
