@@ -22,9 +22,9 @@ ROOT = Path(__file__).resolve().parent.parent
 
 @settings(max_examples=25)
 @given(
+    st.integers(0, 150),  # past two register-blocked tiles of 64
     st.integers(0, 70),
-    st.integers(0, 70),
-    st.integers(0, 70),
+    st.integers(0, 150),
     st.booleans(),
     st.integers(0, 2**32 - 1),
 )
