@@ -172,6 +172,7 @@ def release_leaked_references(kernel: dpctl_program.SyclKernel) -> None:
         api.release_kernel(handle)  # getNative's own reference
 
 
+@functools.cache
 def _cpu_features() -> str:
     """The host CPU's feature flags: a binary for the CPU is native code for its ISA."""
     try:

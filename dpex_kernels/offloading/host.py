@@ -77,29 +77,14 @@ def last_level_cache_bytes() -> int:
     return max(sizes, default=32 << 20)
 
 
-def _worth(iterations: int, chunk: int, nbytes: int, streams: bool, cache_bytes: int) -> bool:
-    return iterations >= chunk and (not streams or nbytes >= cache_bytes)
-
-
-_worth_compiled = numba.njit(_worth, cache=False)
-
-
-def worth_host_simd(iterations: int, chunk: int, nbytes: int, streams: bool) -> bool:
-    """Whether a loop takes its host-SIMD kernel rather than its plain one (for Python and
-    compiled host code alike): only for a chunk of iterations or more, and where it `streams`
-    its stores, over arrays that together outgrow the last-level cache: below it, streaming
-    stores would evict what the next loop reads. A reduction has no stores to stream, and its
-    vector accumulators beat the plain kernel's work-group tree at every size measured (a
-    float32 sum 1.1-1.5x faster from 2^16 to 2^25 elements, all within a 480 MiB cache)."""
-    return _worth(iterations, chunk, nbytes, streams, last_level_cache_bytes())
-
-
-@overload(worth_host_simd)
-def _worth_host_simd(iterations, chunk, nbytes, streams):
-    cache_bytes = last_level_cache_bytes()  # read when the host function compiles
-    return lambda iterations, chunk, nbytes, streams: _worth_compiled(
-        iterations, chunk, nbytes, streams, cache_bytes
-    )
+def worth_host_simd(iterations: int, chunk: int, nbytes: int) -> bool:
+    """Whether a streaming loop takes its host-SIMD kernel rather than its plain one: only for
+    a chunk of iterations or more over arrays that together outgrow the last-level cache.
+    Below it, streaming stores would evict what the next loop reads. (A reduction has no
+    stores to stream and needs only a chunk of iterations: its vector accumulators beat the
+    plain kernel's work-group tree at every size measured, a float32 sum 1.1-1.5x faster from
+    2^16 to 2^25 elements, all within a 480 MiB cache; outline.py tests that count.)"""
+    return iterations >= chunk and nbytes >= last_level_cache_bytes()
 
 
 def first_address(array) -> int:
@@ -122,18 +107,6 @@ def _laid_out_for_simd(value):
     if isinstance(value, USMArrayType):
         return lambda value: _fits_compiled(value.ctypes.data, value.shape, value.itemsize)
     return lambda value: True
-
-
-def array_bytes(value) -> int:
-    """In compiled host code: an array argument's size in bytes; 0 for a scalar."""
-    raise TypeError("array_bytes() is for compiled host code")
-
-
-@overload(array_bytes)
-def _array_bytes(value):
-    if isinstance(value, USMArrayType):
-        return lambda value: value.nbytes
-    return lambda value: 0
 
 
 def built_as_simd(kernel):

@@ -206,7 +206,7 @@ class StreamingLaunch:
         self._usable: bool | None = None
 
     def __call__(self, count: int, *arrays) -> bool:
-        if not host.worth_host_simd(count, STREAM_CHUNK, sum(a.nbytes for a in arrays), True):
+        if not host.worth_host_simd(count, STREAM_CHUNK, sum(a.nbytes for a in arrays)):
             return False
         if not all(host_simd.fits(host.first_address(a), a.shape, a.itemsize) for a in arrays):
             return False

@@ -216,8 +216,6 @@ class Outliner:
             "_dk_groups_for": _groups_for,
             "_dk_broadcast": np.broadcast_shapes,
             "_dk_fits": _fits,
-            "_dk_bytes": host.array_bytes,
-            "_dk_worth": host.worth_host_simd,
             "_dk_laid_out": host.laid_out_for_simd,
         }
         self.regions: list[Region] = []
@@ -950,10 +948,9 @@ class Outliner:
         kernel = self._kernel(region, "simd", params, build, host_simd=REDUCE)
         simd = self._add(host.built_as_simd(region.kernels[-1]), "simd")
         r = len(self.regions)
-        size = " + ".join(f"_dk_bytes({a})" for a in free)
         layout = " and ".join(f"_dk_laid_out({a})" for a in free)
-        worth = f"_dk_worth(_dk_n{r}_0, {REDUCTION_CHUNK}, {size}, False)"
-        condition = f"{simd}() and {worth} and {layout}"
+        # No stores to stream: a chunk of iterations is enough (host.worth_host_simd).
+        condition = f"{simd}() and _dk_n{r}_0 >= {REDUCTION_CHUNK} and {layout}"
         return kernel, condition
 
     # --- whole-array reductions --------------------------------------------------------------
