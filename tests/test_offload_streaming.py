@@ -1,6 +1,7 @@
-"""Streaming loops: a 1-D prange loop of an offloaded function on a CPU device, past the
-last-level cache, runs as host-SIMD code with non-temporal stores (compiler/host_simd.py,
-docs/offload.md); everything else takes the plain kernel. Results are checked against NumPy."""
+"""Streaming loops: a 1-D prange loop of an offloaded function on a CPU device, past its
+share of the last-level cache (host.streaming_bytes), runs as host-SIMD code with non-temporal
+stores (compiler/host_simd.py, docs/offload.md); everything else takes the plain kernel.
+Results are checked against NumPy."""
 
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ from numba import prange
 import dpex_kernels as dk
 from dpex_kernels.compiler import host_simd
 from dpex_kernels.offloading import host
-from dpex_kernels.offloading.host import first_address, last_level_cache_bytes
+from dpex_kernels.offloading.host import first_address, streaming_bytes
 from dpex_kernels.offloading.kernels import REDUCTION_CHUNK, STREAM_CHUNK
 from dpex_kernels.types.spec import ArraySpec
 
@@ -35,7 +36,7 @@ def usm(values):
 def past_the_cache(arrays: int, itemsize: int) -> int:
     """An element count whose `arrays` arrays outgrow the cache, not a multiple of a chunk
     or of a vector: the last work-item runs a partial chunk and a scalar tail."""
-    return last_level_cache_bytes() // (arrays * itemsize) + STREAM_CHUNK + 13
+    return streaming_bytes() // (arrays * itemsize) + STREAM_CHUNK + 13
 
 
 def streaming_kernels(function) -> list:
@@ -87,6 +88,18 @@ def test_a_small_loop_takes_the_plain_kernel_and_compiles_no_streaming_one():
     triad(a, usm(b), usm(c), 2.0)
     np.testing.assert_array_equal(dpnp.asnumpy(a), b + 2.0 * c)
     assert streaming_kernels(triad) == []
+
+
+def test_a_loop_just_inside_its_share_of_the_cache_takes_the_plain_kernel():
+    """The threshold is the arrays' bytes against streaming_bytes(), not the iteration count."""
+    triad = make_triad()
+    n = streaming_bytes() // (3 * 8) - 8
+    b, c = RNG.random(n), RNG.random(n)
+    a = usm(np.zeros(n))
+    triad(a, usm(b), usm(c), 2.0)
+    np.testing.assert_array_equal(dpnp.asnumpy(a), b + 2.0 * c)
+    assert streaming_kernels(triad) == []
+    assert host.worth_host_simd(n, STREAM_CHUNK, streaming_bytes())
 
 
 def test_an_array_off_a_64_byte_boundary_takes_the_plain_kernel():
@@ -169,7 +182,7 @@ def test_a_stencil_streams_where_its_rows_are_aligned(columns):
     """Rows of a multiple of 64 bytes stream (the first chunk of a row peels the iterations
     before column 16); other rows would leave every store unaligned and take the plain kernel."""
     stencil = make_stencil()
-    rows = last_level_cache_bytes() // (2 * 8 * columns) + 3
+    rows = streaming_bytes() // (2 * 8 * columns) + 3
     x = RNG.random((rows, columns))
     y = usm(np.zeros((rows, columns)))
     stencil(usm(x), y, 0.5, 0.125)
@@ -199,7 +212,7 @@ def test_a_3d_nest_and_a_1d_loop_with_a_start_stream_and_equal_numpy():
     expected = np.zeros(n)
     expected[3:] = b[:-3] * 2.0
     np.testing.assert_array_equal(dpnp.asnumpy(a), expected)
-    shape = (3, last_level_cache_bytes() // (2 * 8 * 3 * 2048) + 2, 2048)
+    shape = (3, streaming_bytes() // (2 * 8 * 3 * 2048) + 2, 2048)
     b3 = RNG.random(shape)
     a3 = usm(np.zeros(shape))
     scaled3(a3, usm(b3), 1.5)
@@ -393,7 +406,7 @@ def test_random_loops_stream_and_equal_numpy(loop, dtype, extra, start):
     s = np.dtype(dtype).type(3)
     out, out2 = rng.integers(-9, 9, n).astype(dtype), np.zeros(n, dtype)
     device = {name: usm(x) for name, x in {"out": out, "out2": out2, "a": a, "b": b}.items()}
-    with mock.patch.object(host, "last_level_cache_bytes", lambda: 0):
+    with mock.patch.object(host, "streaming_bytes", lambda: 0):
         module.loop(device["out"], device["out2"], device["a"], device["b"], s)
     names = {"np": np, "a": a, "b": b, "s": s, "i": np.arange(n), "out": out}
     before = {"out": out, "out2": out2}

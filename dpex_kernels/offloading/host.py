@@ -77,14 +77,24 @@ def last_level_cache_bytes() -> int:
     return max(sizes, default=32 << 20)
 
 
+def streaming_bytes() -> int:
+    """How much memory a loop's arrays take before its stores stream: a quarter of the
+    last-level cache, the share glibc (2.38 and later) gives memcpy before it streams. The
+    cache is shared with the machine's other cores, so a loop outgrows its share well below
+    the whole: on a 2-core VM of a 480 MiB Xeon, a float32 vecadd streamed faster from 96 MiB
+    of arrays and 1.4-1.5x faster at 192 MiB, and the 4096^2 stencil (128 MiB) 1.3x faster."""
+    return last_level_cache_bytes() // 4
+
+
 def worth_host_simd(iterations: int, chunk: int, nbytes: int) -> bool:
     """Whether a streaming loop takes its host-SIMD kernel rather than its plain one: only for
-    a chunk of iterations or more over arrays that together outgrow the last-level cache.
-    Below it, streaming stores would evict what the next loop reads. (A reduction has no
-    stores to stream and needs only a chunk of iterations: its vector accumulators beat the
-    plain kernel's work-group tree at every size measured, a float32 sum 1.1-1.5x faster from
-    2^16 to 2^25 elements, all within a 480 MiB cache; outline.py tests that count.)"""
-    return iterations >= chunk and nbytes >= last_level_cache_bytes()
+    a chunk of iterations or more over arrays that together outgrow their share of the cache
+    (streaming_bytes). Below it, streaming stores would evict what the next loop reads. (A
+    reduction has no stores to stream and needs only a chunk of iterations: its vector
+    accumulators beat the plain kernel's work-group tree at every size measured, a float32 sum
+    1.1-1.5x faster from 2^16 to 2^25 elements, all within a 480 MiB cache; outline.py tests
+    that count.)"""
+    return iterations >= chunk and nbytes >= streaming_bytes()
 
 
 def first_address(array) -> int:
