@@ -389,6 +389,24 @@ def test_dot_of_any_length(n):
     assert dot(usm(a), usm(b)) == pytest.approx(np.dot(a, b), rel=1e-9)
 
 
+def test_reductions_reuse_their_partial_results_buffer_and_any_longer_one():
+    """A call's buffer of partial results goes back to host._SCRATCH after its final pass;
+    the next call takes it if it is long enough (shorter calls ignore the rest of it)."""
+    from dpex_kernels.offloading import host as offload_host
+
+    offload_host._SCRATCH.clear()
+    big, small = RNG.random(40 * REDUCTION_WORK_GROUP), RNG.random(REDUCTION_WORK_GROUP + 3)
+    assert dot(usm(big), usm(big)) == pytest.approx(big @ big, rel=1e-9)
+    (kept,) = offload_host._SCRATCH.values()
+    (buffer,) = kept
+    for x in (small, big, small):
+        assert dot(usm(x), usm(x)) == pytest.approx(x @ x, rel=1e-9)
+        assert kept == [buffer]  # taken, then given back: no second buffer was made
+    huge = RNG.random(REDUCTION_WORK_GROUP * REDUCTION_MAX_GROUPS * 4)
+    assert dot(usm(huge), usm(huge)) == pytest.approx(huge @ huge, rel=1e-9)
+    assert len(kept) == 2 and kept[0] is buffer and kept[1].size > buffer.size
+
+
 THREADED_REDUCTIONS = """
 import threading
 

@@ -788,10 +788,11 @@ class Outliner:
         source = self.source or "None"
         allocs = [
             self._add(
-                host.allocator("empty", None, "shared", self.device, _accumulator_type), "alloc"
+                host.allocator("scratch", None, "shared", self.device, _accumulator_type), "alloc"
             )
             for _ in names
         ]
+        keep = self._add(host.scratch_keeper("shared", self.device), "keep")
 
         def allocate(size: str) -> list:
             """Each accumulator's buffer of partial results, of `size` and one for the total."""
@@ -887,7 +888,7 @@ class Outliner:
                 f"if {condition}:\n"
                 f"    _dk_parts{r} = (_dk_total{r} + {REDUCTION_CHUNK - 1}) // {REDUCTION_CHUNK}\n"
                 f"    pass\n"
-                f"    _dk_ev = {kernel}[_dk_parts{r}]({', '.join(args)})\n"
+                f"    {kernel}[_dk_parts{r}]({', '.join(args)}).wait()\n"
                 f"else:\n"
                 f"    pass",
                 line,
@@ -905,7 +906,7 @@ class Outliner:
         launch += statements("_dk_ev.wait()", line)
         for j, name in enumerate(names):
             value = combine(reductions[name], name, f"_dk_buf{r}_{j}[_dk_parts{r}]")
-            launch += statements(f"{name} = {value}", line)
+            launch += statements(f"{name} = {value}\n{keep}(_dk_buf{r}_{j}, {source})", line)
         return launch
 
     def _simd_reduction(self, region, indices, bounds, kernel_body, params, free, reductions):
