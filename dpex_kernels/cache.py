@@ -124,6 +124,7 @@ def _entry_bytes(key: str, artifacts) -> bytes | None:
             "opt_level": artifacts.opt_level,
             "native_float_atomics": sorted(artifacts.native_float_atomics),
             "host_simd": artifacts.host_simd,
+            "sub_group_size": artifacts.sub_group_size,
             "files": {name: hashlib.sha256(data).hexdigest() for name, data in extra.items()},
             "definition": definition,
         }
@@ -149,12 +150,15 @@ def _artifacts_of(key: str, data: bytes):
         name, opt_level = entry["name"], entry["opt_level"]
         native = entry["native_float_atomics"]
         host_simd = entry.get("host_simd", "")
+        sub_group_size = entry.get("sub_group_size", 0)
         if (
             not isinstance(name, str)
             or opt_level not in range(4)
             or not isinstance(native, list)
             or not all(isinstance(n, str) for n in native)
             or host_simd not in ("", "stream", "reduce")
+            or type(sub_group_size) is not int
+            or sub_group_size < 0
         ):
             raise artifacts_module.CorruptArtifacts("the entry's fields have the wrong types")
         artifacts = KernelArtifacts(
@@ -169,6 +173,7 @@ def _artifacts_of(key: str, data: bytes):
             timings={},
             native_float_atomics=frozenset(native),
             host_simd=host_simd,
+            sub_group_size=sub_group_size,
         )
     if artifacts.default_ndim != fields["default_ndim"]:
         raise artifacts_module.CorruptArtifacts("the entry's IR does not match its description")

@@ -54,6 +54,21 @@ _unowned: OrderedDict[tuple, None] = OrderedDict()
 KEEP_UNOWNED = 8
 
 
+def check_sub_group_size(kernel_name: str, size: int, device_name: str) -> None:
+    """A KernelCompileError unless the device takes sub-groups of `size` work-items: one of
+    its sub_group_sizes, or 1 on a CPU device, where the OpenCL CPU runtime then runs the
+    work-items one after another instead of as vector lanes (docs/kernel-language.md)."""
+    device = device_by_canonical_name(device_name)
+    sizes = list(device.sub_group_sizes)
+    if size in sizes or (size == 1 and device.is_cpu):
+        return
+    allowed = sizes + [1] if device.is_cpu else sizes
+    raise KernelCompileError(
+        f"kernel '{kernel_name}': sub_group_size={size} is not a sub-group size of "
+        f"{device_label(device)} (it takes {sorted(allowed)}); pick one of those or None"
+    )
+
+
 def _forget(key: tuple) -> None:
     """One owner of a build is gone; after the last one the build is kept for a while only."""
     with _lock:

@@ -105,11 +105,13 @@ def test_weights_of_skipped_values_reach_no_bin(values_dtype):
     np.testing.assert_allclose(sums, expected, rtol=1e-4)
 
 
-def test_histogram_never_writes_outside_its_bins():
+@pytest.mark.parametrize("one_lane", [False, True])
+def test_histogram_never_writes_outside_its_bins(one_lane):
+    """In vector lanes and, as on CPU devices, in sub-groups of one work-item."""
     values = np.array([-(2**31), -1, 256, 2**31 - 1, 3, 255, 0] * 1000, dtype=np.int32)
     guarded = dpnp.zeros(histogram.BINS + 64, dtype="i4")
     bins = guarded[32 : 32 + histogram.BINS]
-    kernel = histogram.count_kernel(histogram.dk.int32)
+    kernel = histogram.count_kernel(histogram.dk.int32, one_lane)
     kernel[histogram.launch_range(values.size)](dpnp.asarray(values), bins)
     out = dpnp.asnumpy(guarded)
     assert not out[:32].any() and not out[-32:].any()

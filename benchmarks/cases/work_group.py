@@ -274,7 +274,7 @@ def _histogram(p: Peers, n: int, samples: int) -> list[Row]:
     values = p.array(host)
     bins = dpnp.zeros(histogram.BINS, dtype="i4", sycl_queue=p.q)
     rng = histogram.launch_range(n)
-    kernel = histogram.count_kernel(dk.int32)
+    kernel = histogram.count_kernel(dk.int32, p.q.sycl_device.is_cpu)
 
     def mine() -> float:
         ev = kernel[rng](values, bins)

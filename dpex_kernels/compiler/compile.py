@@ -48,6 +48,7 @@ class KernelArtifacts:
         timings,
         native_float_atomics=frozenset(),
         host_simd="",
+        sub_group_size=0,
     ):
         self.name = name
         self.symbol = symbol
@@ -64,6 +65,8 @@ class KernelArtifacts:
         self.native_float_atomics = frozenset(native_float_atomics)
         #: "" or the kind of host-SIMD kernel this is ("stream", "reduce": host_simd.py).
         self.host_simd = host_simd
+        #: the sub-group size the kernel requires (@dk.kernel(sub_group_size=...)), or 0
+        self.sub_group_size = sub_group_size
         self.default_ndim = dimensions_used(linked_ir)
         self._variants: dict[int, tuple[str, bytes]] = {}
         self._lock = threading.Lock()
@@ -142,6 +145,16 @@ def _specialise(artifacts: KernelArtifacts, ndim: int, linked=None) -> tuple[str
     if artifacts.host_simd:
         llvm_ir = host_simd.finish(llvm_ir, artifacts.symbol, artifacts.name, artifacts.host_simd)
         module = codegen.link_modules([llvm_ir])
+    elif artifacts.sub_group_size:
+        size = artifacts.sub_group_size
+        if size == 1 and "sub_group" in llvm_ir:  # every sub-group built-in's name has it
+            raise KernelCompileError(
+                f"kernel '{artifacts.name}': sub_group_size=1 leaves no sub-group operations "
+                f"(dk.sub_group.*): the OpenCL CPU runtime builds none in sub-groups of one "
+                f"work-item; use a size of 4 or more, or take them out"
+            )
+        llvm_ir = host_simd.required_sub_group_size(llvm_ir, artifacts.symbol, size)
+        module = codegen.link_modules([llvm_ir])
     try:
         spirv = codegen.emit_spirv(module, artifacts.symbol, artifacts.opt_level, llvm_ir)
     except KernelCompileError as exc:
@@ -203,10 +216,12 @@ def compile_kernel(
     debug: bool = False,
     float_atomics: frozenset[str] = frozenset(),
     host_simd: str = "",
+    sub_group_size: int = 0,
 ) -> KernelArtifacts:
     """Compile `py_func` for `argtypes` into a spir_kernel and its SPIR-V, with native float
-    atomics for the capabilities in `float_atomics` (float_atomics.native_float_atomics), and
-    with `host_simd` ("stream", "reduce") vectorised for the host's CPU (host_simd.py)."""
+    atomics for the capabilities in `float_atomics` (float_atomics.native_float_atomics),
+    with `host_simd` ("stream", "reduce") vectorised for the host's CPU (host_simd.py), and
+    requiring sub-groups of `sub_group_size` work-items unless 0."""
     check_kernel_argtypes(py_func, argtypes)
     timings = {}
     started = time.perf_counter()
@@ -225,7 +240,15 @@ def compile_kernel(
     timings["numba"] = time.perf_counter() - started
     try:
         artifacts = _link(
-            py_func, cres, argtypes, opt_level, debug, timings, float_atomics, host_simd
+            py_func,
+            cres,
+            argtypes,
+            opt_level,
+            debug,
+            timings,
+            float_atomics,
+            host_simd,
+            sub_group_size,
         )
     except KernelCompileError:
         raise
@@ -235,7 +258,7 @@ def compile_kernel(
 
 
 def _link(
-    py_func, cres, argtypes, opt_level, debug, timings, float_atomics, simd_kind
+    py_func, cres, argtypes, opt_level, debug, timings, float_atomics, simd_kind, sub_group_size
 ) -> KernelArtifacts:
     """The spir_kernel entry around Numba's function, linked; the default variant built."""
     context = sycl_target.target_context
@@ -257,6 +280,7 @@ def _link(
         timings=timings,
         native_float_atomics=float_atomics,
         host_simd=simd_kind,
+        sub_group_size=sub_group_size,
     )
     try:
         artifacts.variant(artifacts.default_ndim, linked)

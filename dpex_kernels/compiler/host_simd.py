@@ -177,8 +177,16 @@ def finish(text: str, symbol: str, kernel_name: str, mode: str) -> str:
     elif not _VECTOR_PHI.search(text):
         raise Refusal(f"kernel '{kernel_name}': the reduction was not vectorised")
     text = _ASSUME.sub("", text)  # consumed by the optimiser; not for the back end
+    return required_sub_group_size(text, symbol, 1)
+
+
+def required_sub_group_size(text: str, symbol: str, size: int) -> str:
+    """The kernel `symbol` of an LLVM module asking for sub-groups of `size` work-items (the
+    SPIR-V back end makes it the SubgroupSize execution mode)."""
     head, brace, _ = _definition(text, symbol)
-    return text.replace(head + brace, f"{head}!intel_reqd_sub_group_size !{{i32 1}} {brace}", 1)
+    return text.replace(
+        head + brace, f"{head}!intel_reqd_sub_group_size !{{i32 {size}}} {brace}", 1
+    )
 
 
 def _streaming(match: re.Match) -> str:

@@ -13,7 +13,7 @@ from .. import cache
 from .._runtime import default_device
 from ..compiler.compile import compile_kernel
 from ..compiler.lowering import param_of
-from ..device import warm_up_builds
+from ..device import check_sub_group_size, warm_up_builds
 from ..float_atomics import native_float_atomics
 from ..types.spec import scalar_name_of
 from ..types.usm_array_type import USMArrayType, from_spec, scalar_from_name
@@ -69,12 +69,18 @@ class JitKernel(KernelBase):
         fastmath: bool = False,
         opt_level: int = 3,
         debug: bool = False,
+        sub_group_size: int | None = None,
         host_simd: str = "",
     ):
         if not callable(py_func) or not hasattr(py_func, "__code__"):
             raise TypeError(f"@dk.kernel decorates a Python function; got {py_func!r}")
         if type(opt_level) is not int or opt_level not in range(4):
             raise ValueError(f"opt_level must be 0, 1, 2 or 3; got {opt_level!r}")
+        if sub_group_size is not None and (type(sub_group_size) is not int or sub_group_size < 1):
+            raise ValueError(
+                f"kernel '{py_func.__name__}': sub_group_size must be a positive int or None "
+                f"(the runtime's choice); got {sub_group_size!r}"
+            )
         super().__init__(py_func.__name__, tuple(inspect.signature(py_func).parameters))
         self.py_func = py_func
         self.__doc__ = py_func.__doc__
@@ -85,6 +91,8 @@ class JitKernel(KernelBase):
             "opt_level": int(opt_level),
             "debug": bool(debug),
         }
+        if sub_group_size is not None:
+            self.options["sub_group_size"] = sub_group_size
         if host_simd:  # offloaded loops on CPU devices (compiler/host_simd.py); not an API option
             self.options["host_simd"] = host_simd
         if not cache:  # a cached kernel's kept binary loads at once; a warm-up would delay it
@@ -112,6 +120,9 @@ class JitKernel(KernelBase):
                     f"'{self.__name__}' takes {len(self.param_names)}"
                 )
             device = _device_of(argtypes)
+            sub_group_size = self.options.get("sub_group_size", 0)
+            if sub_group_size:
+                check_sub_group_size(self.__name__, sub_group_size, device)
             native = native_float_atomics(device)  # part of what is compiled: in the key
             key = artifacts = None
             if self.options["cache"]:
@@ -132,6 +143,7 @@ class JitKernel(KernelBase):
                     debug=self.options["debug"],
                     float_atomics=native,
                     host_simd=self.options.get("host_simd", ""),
+                    sub_group_size=sub_group_size,
                 )
                 self.stats.compiles += 1
                 if key is not None:
@@ -211,9 +223,16 @@ def kernel(
     fastmath: bool = False,
     opt_level: int = 3,
     debug: bool = False,
+    sub_group_size: int | None = None,
 ) -> JitKernel | Callable[..., JitKernel]:
     """@dk.kernel (lazy) or @dk.kernel(sig | [sigs]) (eager: compiled right here)."""
-    options = {"cache": cache, "fastmath": fastmath, "opt_level": opt_level, "debug": debug}
+    options = {
+        "cache": cache,
+        "fastmath": fastmath,
+        "opt_level": opt_level,
+        "debug": debug,
+        "sub_group_size": sub_group_size,
+    }
     if callable(function_or_signatures) and not isinstance(function_or_signatures, Signature):
         return JitKernel(function_or_signatures, None, **options)
 
