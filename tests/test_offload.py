@@ -405,6 +405,11 @@ def test_reductions_reuse_their_partial_results_buffer_and_any_longer_one():
     huge = RNG.random(REDUCTION_WORK_GROUP * REDUCTION_MAX_GROUPS * 4)
     assert dot(usm(huge), usm(huge)) == pytest.approx(huge @ huge, rel=1e-9)
     assert len(kept) == 2 and kept[0] is buffer and kept[1].size > buffer.size
+    for _ in range(offload_host._SCRATCH_KEYS + 3):  # a new queue each call: old keys go
+        queue = dpctl.SyclQueue(CPU)
+        x = dpnp.asarray(small, sycl_queue=queue)
+        assert dot(x, x) == pytest.approx(small @ small, rel=1e-9)
+    assert len(offload_host._SCRATCH) == offload_host._SCRATCH_KEYS
 
 
 THREADED_REDUCTIONS = """

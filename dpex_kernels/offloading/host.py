@@ -140,6 +140,8 @@ def built_as_simd(kernel):
 _SCRATCH: dict[tuple, list] = {}
 #: Buffers kept per key: more calls in flight at once (threads) each get a fresh one.
 _SCRATCH_KEPT = 4
+#: Keys kept: a program that makes a new queue per call keeps only the latest queues alive.
+_SCRATCH_KEYS = 16
 
 
 def _take_scratch(dtype: str, usm_type: str, device: str | None, shape, source):
@@ -159,6 +161,8 @@ def _take_scratch(dtype: str, usm_type: str, device: str | None, shape, source):
 def _keep_scratch(dtype: str, usm_type: str, device: str | None, array, source) -> None:
     """Give a buffer from _take_scratch back once the call's last kernel using it is done."""
     key = (source.sycl_queue if source is not None else device, dtype, usm_type)
+    if key not in _SCRATCH and len(_SCRATCH) >= _SCRATCH_KEYS:
+        _SCRATCH.pop(next(iter(_SCRATCH)))  # the oldest key, with its buffers
     kept = _SCRATCH.setdefault(key, [])
     if len(kept) < _SCRATCH_KEPT:
         kept.append(array)
