@@ -144,23 +144,30 @@ _SCRATCH_KEPT = 4
 _SCRATCH_KEYS = 16
 
 
+def _placement(device: str | None, source) -> dict:
+    """dpnp's placement keywords of an allocation: `source`'s queue if given, else `device`."""
+    return {"sycl_queue": source.sycl_queue} if source is not None else {"device": device}
+
+
+def _scratch_key(dtype: str, usm_type: str, device: str | None, source) -> tuple:
+    return (source.sycl_queue if source is not None else device, dtype, usm_type)
+
+
 def _take_scratch(dtype: str, usm_type: str, device: str | None, shape, source):
     """A 1-d buffer of `shape` elements or more that no call is using: a kept one or a new one
     (of a power of two, for the next calls with more elements). The caller's kernels never
     read past the elements they write, so a longer buffer is as good."""
-    key = (source.sycl_queue if source is not None else device, dtype, usm_type)
-    kept = _SCRATCH.get(key, [])
+    kept = _SCRATCH.get(_scratch_key(dtype, usm_type, device, source), [])
     for index, array in enumerate(kept):
         if array.shape[0] >= shape:
             return kept.pop(index)  # under the GIL: no other thread gets it
     size = 1 << max(0, int(shape) - 1).bit_length()
-    placement = {"sycl_queue": source.sycl_queue} if source is not None else {"device": device}
-    return dpnp.empty(size, dtype=dtype, usm_type=usm_type, **placement)
+    return dpnp.empty(size, dtype=dtype, usm_type=usm_type, **_placement(device, source))
 
 
 def _keep_scratch(dtype: str, usm_type: str, device: str | None, array, source) -> None:
     """Give a buffer from _take_scratch back once the call's last kernel using it is done."""
-    key = (source.sycl_queue if source is not None else device, dtype, usm_type)
+    key = _scratch_key(dtype, usm_type, device, source)
     if key not in _SCRATCH and len(_SCRATCH) >= _SCRATCH_KEYS:
         _SCRATCH.pop(next(iter(_SCRATCH)))  # the oldest key, with its buffers
     kept = _SCRATCH.setdefault(key, [])
@@ -172,7 +179,7 @@ def _make_array(kind: str, dtype: str, usm_type: str, device: str | None, shape,
     """The dpnp array an allocation in compiled code returns (on `source`'s queue if given)."""
     if kind == "scratch":
         return _take_scratch(dtype, usm_type, device, shape, source)
-    placement = {"sycl_queue": source.sycl_queue} if source is not None else {"device": device}
+    placement = _placement(device, source)
     filled = kind != "empty"
     if filled:
         if np.prod(shape, dtype=np.int64) * np.dtype(dtype).itemsize < HUGE_PAGE_THRESHOLD:
