@@ -96,6 +96,53 @@ def test_queue_wait_waits_for_launches_on_opencl():
     np.testing.assert_array_equal(dpnp.asnumpy(out), 21 * (np.arange(N, dtype="f4") + 1))
 
 
+@numba.njit
+def _first_and_last(gate, x, out, before, after, rounds):
+    """`before` launches, then the one whose event is kept, then `after` more, behind a gate
+    of `rounds` steps: (the kept launch's event, the last one's)."""
+    spin[1](gate, rounds)
+    for _ in range(before):
+        accumulate[N](x, out, np.float32(1.0), np.float32(1.0))
+    first = accumulate[N](x, out, np.float32(1.0), np.float32(1.0))
+    last = first
+    for _ in range(after):
+        last = accumulate[N](x, out, np.float32(1.0), np.float32(1.0))
+    return first, last
+
+
+@pytest.mark.parametrize("before", range(8))
+def test_an_earlier_launchs_event_waits_for_that_launch(before):
+    """The launcher lets go of a compiled launch's cl_event once the next launch on its queue
+    is enqueued after it (the later launch then answers for it, docs/launcher.md): whatever
+    its position among those launches, an earlier launch's event is pending while the gate
+    holds it and waiting for it sees its result."""
+    gate = dpnp.zeros(1, dtype="f8", device=CPU)
+    x = dpnp.asarray(np.arange(N, dtype="f4"), device=CPU)
+    out = dpnp.zeros(N, dtype="f4", device=CPU)
+    first, last = _first_and_last(gate, x, out, before, 10, 100_000_000)
+    assert first.execution_status != dpctl.event_status_type.complete
+    first.wait()
+    assert first.execution_status == dpctl.event_status_type.complete
+    done = dpnp.asnumpy(out) / (np.arange(N, dtype="f4") + 1)
+    assert before + 1 <= done[0] <= before + 11 and np.all(done == done[0])
+    last.wait()
+    np.testing.assert_array_equal(dpnp.asnumpy(out), (before + 11) * (np.arange(N) + 1.0))
+
+
+@pytest.mark.parametrize("before", range(8))
+def test_on_a_profiling_queue_each_compiled_launch_keeps_its_own_event(before):
+    """On a profiling queue no launch's event stands in for another's: the first of two
+    launches in program order ends before the second starts."""
+    queue = dpctl.SyclQueue(CPU, property="enable_profiling")
+    gate = dpnp.zeros(1, dtype="f8", sycl_queue=queue)
+    x = dpnp.asarray(np.arange(N, dtype="f4"), sycl_queue=queue)
+    out = dpnp.zeros(N, dtype="f4", sycl_queue=queue)
+    first, last = _first_and_last(gate, x, out, before, 1, 1000)
+    last.wait()
+    first.wait()
+    assert first.profiling_info_end <= last.profiling_info_start
+
+
 def test_python_and_compiled_launches_interleave_in_program_order():
     """A launch from Python depends on the compiled launches before it (a sycl::event made of
     their cl_event), and the compiled ones after it wait for it through SYCL."""

@@ -91,7 +91,9 @@ def order_of(queue: dpctl.SyclQueue) -> launcher.QueueOrder:
     order = manager.__dict__.get("_dpex_order")
     if order is None:
         context = queue.sycl_context
-        order = launcher.QueueOrder(manager._state, context, context.addressof_ref())
+        order = launcher.QueueOrder(
+            manager._state, context, context.addressof_ref(), queue.has_enable_profiling
+        )
         order.dirty = 1  # dpnp may have queued work before our first launch
         manager._dpex_order = order
     return order
