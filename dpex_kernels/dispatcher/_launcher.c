@@ -188,17 +188,23 @@ static int entry_complete(int64_t position)
     return status <= CL_COMPLETE; /* negative: the command ended abnormally */
 }
 
+/* Lets go of ring entry `i`'s event (a cl_event or a dpctl event reference), if it has one. */
+static void ring_release_event(size_t i)
+{
+    if (ring[i].event == NULL) return;
+    if (ring[i].order != NULL) cl.release_event(ring[i].event);
+    else EventDelete(ring[i].event);
+    ring[i].event = NULL;
+}
+
 static void ring_pop(void)
 {
     size_t i = ring_head++ & RING_MASK;
-    void *event = ring[i].event;
     PyObject *args = ring[i].args;
     QueueOrder *order = ring[i].order;
-    ring[i].event = NULL;
+    ring_release_event(i);
     ring[i].args = NULL;
     ring[i].order = NULL;
-    if (event != NULL && order != NULL) cl.release_event(event);
-    else if (event != NULL) EventDelete(event);
     Py_DECREF(args);
     Py_XDECREF((PyObject *)order);
 }
@@ -292,11 +298,8 @@ struct QueueOrder {
 static void ring_supersede(QueueOrder *order, int64_t last, int64_t position)
 {
     if ((last & 7) == 0 || order->profiling) return;
-    size_t i = (size_t)last & RING_MASK;
-    if (ring[i].order != NULL) cl.release_event(ring[i].event);
-    else EventDelete(ring[i].event);
-    ring[i].event = NULL;
-    ring[i].successor = position;
+    ring_release_event((size_t)last & RING_MASK);
+    ring[(size_t)last & RING_MASK].successor = position;
 }
 
 /* A new dpctl event reference (delete it) for the cl_event of ring entry `i`. */
