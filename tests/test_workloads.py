@@ -6,6 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import dpctl
 import dpnp
 import numpy as np
 import pytest
@@ -55,6 +56,19 @@ def test_sum_matches_numpy(n, dtype, sub_groups):
     total = reduction.device_sum(dpnp.asarray(host), sub_groups=sub_groups)
     tolerance = 1e-5 if dtype == "float32" else 1e-12
     np.testing.assert_allclose(total, host.sum(dtype=np.float64), rtol=tolerance, atol=tolerance)
+
+
+def test_sum_result_is_copied_after_the_last_stage_on_an_out_of_order_queue():
+    """Only the second stage's event orders the copy of the result: on a queue with no
+    program order a copy that ran early would read whatever the allocation held."""
+    queue = dpctl.SyclQueue()
+    assert not queue.is_in_order
+    host = np.random.default_rng(7).random(1 << 22, dtype=np.float32)
+    x = dpnp.asarray(host, sycl_queue=queue)
+    for sub_groups in (False, True, False):
+        total = reduction.device_sum(x, sub_groups)
+        assert total.dtype == np.float32
+        np.testing.assert_allclose(total, host.sum(dtype=np.float64), rtol=1e-5)
 
 
 # --- histogram ------------------------------------------------------------------------------

@@ -61,6 +61,7 @@ TARGETS = {
     "matmul register-blocked": (DK, DPNP, ">= 0.5"),  # the stretch goal
     "sum": (DK, OCL, ">= 0.95"),
     "sum dpnp": (DK, DPNP, ">= 1.2"),
+    "sum sub-group dpnp": (DK, DPNP, ">= 1.2"),
     "histogram": (DK, OCL, ">= 0.95"),
     "histogram float weights": (DK, CAS, ">= 2.0"),  # native float atomics vs CAS loops
     "scan": (DK, DPNP, ">= 1.0"),
@@ -256,15 +257,25 @@ def _sum(p: Peers, n: int, samples: int) -> list[Row]:
     if p.ocl is not None:
         np.testing.assert_allclose(p.ocl.read(bo, np.empty(1, np.float32))[0], expected, rtol=1e-4)
 
-    def mine_wall() -> None:
-        reduction.launch_sum(x, partial, out, False)
-        dpnp.asnumpy(out)
+    # Against dpnp.sum: the whole call as device_sum makes it, in both variants.
+    def mine_wall(sub_groups: bool) -> Callable[[], float]:
+        def run() -> None:
+            _, last = reduction.launch_sum(x, partial, out, sub_groups)
+            reduction.read_result(out, last)
 
-    wall = alternate(
-        {DK: wall_clock(mine_wall), DPNP: wall_clock(lambda: float(dpnp.sum(x)))}, samples
-    )
+        return wall_clock(run)
+
+    fns = {"tree": mine_wall(False), "sub-group": mine_wall(True)}
+    fns[DPNP] = wall_clock(lambda: float(dpnp.sum(x)))
+    wall = alternate(fns, samples)
+    for sub_groups in (False, True):
+        got = reduction.read_result(out, reduction.launch_sum(x, partial, out, sub_groups)[1])
+        np.testing.assert_allclose(got, expected, rtol=1e-4)
     params = {"n": n, "dtype": "float32"}
-    return _rows("sum", device_times, **params) + _rows("sum dpnp", wall, **params)
+    rows = _rows("sum", device_times, **params)
+    for variant, case in (("tree", "sum dpnp"), ("sub-group", "sum sub-group dpnp")):
+        rows += _rows(case, {DK: wall[variant], DPNP: wall[DPNP]}, **params)
+    return rows
 
 
 def _histogram(p: Peers, n: int, samples: int) -> list[Row]:
