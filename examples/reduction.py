@@ -106,10 +106,13 @@ def launch_sum(x: dpnp.ndarray, partial: dpnp.ndarray, out: dpnp.ndarray, sub_gr
 
 
 def read_result(out: dpnp.ndarray, last: dpctl.SyclEvent):
-    """out[0] once the last stage is done: one copy after its event, which costs half of
-    dpnp.asnumpy's (out is a whole one-element allocation, as device_sum makes it)."""
+    """out[0] once the last stage is done: one copy behind its event, which costs half of
+    dpnp.asnumpy's (a view into a larger allocation is copied by dpnp.asnumpy)."""
+    memory = out.get_array().usm_data
+    if memory.nbytes != out.itemsize:
+        return dpnp.asnumpy(out)[0]
     value = np.empty(1, dtype=out.dtype)
-    out.sycl_queue.memcpy_async(value, out.get_array().usm_data, out.itemsize, [last]).wait()
+    out.sycl_queue.memcpy_async(value, memory, out.itemsize, [last]).wait()
     return value[0]
 
 

@@ -71,6 +71,16 @@ def test_sum_result_is_copied_after_the_last_stage_on_an_out_of_order_queue():
         np.testing.assert_allclose(total, host.sum(dtype=np.float64), rtol=1e-5)
 
 
+def test_sum_result_read_from_a_view_is_the_viewed_element():
+    host = np.random.default_rng(8).random(100_000, dtype=np.float64)
+    x = dpnp.asarray(host)
+    partial = dpnp.empty(reduction.groups_for(x.size), dtype=x.dtype)
+    results = dpnp.zeros(5, dtype=x.dtype)
+    _, last = reduction.launch_sum(x, partial, results[3:4], False)
+    np.testing.assert_allclose(reduction.read_result(results[3:4], last), host.sum(), rtol=1e-12)
+    np.testing.assert_array_equal(dpnp.asnumpy(results)[[0, 1, 2, 4]], 0)
+
+
 # --- histogram ------------------------------------------------------------------------------
 
 
