@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import dataclasses
 import gc
+import os
 import re
+import shutil
+import subprocess
+import sys
 import threading
 
 import dpctl
@@ -123,6 +127,44 @@ def test_compiled_kernel_fields():
         assert attrs.num_args == ck.sycl_kernel.num_args
         with pytest.raises(dataclasses.FrozenInstanceError):
             attrs.max_work_group_size = 1
+
+
+AFTER_A_PARALLEL_LOOP = """
+import dpex_kernels as dk, dpnp, numba, numpy as np
+
+@numba.njit(parallel=True)
+def host_add(a, b, c):
+    for i in numba.prange(a.size):
+        c[i] = a[i] + b[i]
+
+@dk.kernel
+def add(a, b, c):
+    i = dk.get_global_id(0)
+    c[i] = a[i] + b[i]
+
+x = np.ones(1 << 20, np.float32)
+d = dpnp.ones(64, dtype="f4")
+add[64](d, d, d).wait()
+for _ in range(3):
+    host_add(x, x, x.copy())  # Numba's TBB pool busy when the next line starts spirv-dis
+    (text,) = add.inspect_spirv().values()
+    assert "OpEntryPoint" in text, text[:200]
+assert numba.threading_layer() == "tbb", numba.threading_layer()
+"""
+
+
+@pytest.mark.skipif(shutil.which("spirv-dis") is None, reason="spirv-dis is not installed")
+def test_inspection_right_after_a_parallel_loop_prints_nothing(tmp_path):
+    """spirv-dis runs in a spawned child: a fork() with Numba's TBB pool busy made Numba print
+    "Unable to join threads to shut down before fork()" for every inspection."""
+    script = tmp_path / "inspect_after_parallel_loop.py"
+    script.write_text(AFTER_A_PARALLEL_LOOP)
+    env = {**os.environ, "NUMBA_THREADING_LAYER": "tbb"}
+    done = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, timeout=300, env=env
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "" and done.stderr == "", done.stdout + done.stderr
 
 
 def test_inspection():

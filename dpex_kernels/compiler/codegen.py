@@ -6,7 +6,6 @@ import hashlib
 import os
 import re
 import shutil
-import subprocess
 import tempfile
 import threading
 from collections import OrderedDict
@@ -15,6 +14,7 @@ import llvmlite.binding as ll
 from llvmlite import ir
 from numba.core.codegen import Codegen, CodeLibrary
 
+from .._spawn import run_tool
 from ..errors import KernelCompileError
 from . import patches
 from .runtime_workarounds import float_atomic_adds_of_no_negation, negations_as_fma
@@ -312,7 +312,7 @@ def _valid(spirv: bytes) -> bool:
     with tempfile.NamedTemporaryFile(suffix=".spv") as handle:
         handle.write(spirv)
         handle.flush()
-        return subprocess.run([_SPIRV_VAL, handle.name], capture_output=True).returncode == 0
+        return run_tool([_SPIRV_VAL, handle.name]).returncode == 0
 
 
 #: SPIR-V already emitted in this process, by (module text, options): the back end's output

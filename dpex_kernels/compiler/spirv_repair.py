@@ -9,9 +9,10 @@ merge blocks and switch targets. Names of labels that collided are dropped (debu
 
 from __future__ import annotations
 
-import subprocess
 import sys
 from array import array
+
+from .._spawn import run_tool
 
 OP_NAME = 5
 OP_TYPE_FIRST, OP_TYPE_LAST = 19, 38  # OpTypeVoid .. OpTypePipeStorage-era types: result = w1
@@ -153,10 +154,9 @@ def emit_in_fresh_processes(
     only for what in-process emissions could not give. A child that dies gives None too.
     """
     for _ in range(FRESH_PROCESS_ATTEMPTS):
-        child = subprocess.run(
+        child = run_tool(
             [sys.executable, "-c", _EMIT_CHILD, triple, str(opt_level), *flags],
             input=llvm_ir.encode(),
-            capture_output=True,
             timeout=300,
         )
         if child.returncode != 0:

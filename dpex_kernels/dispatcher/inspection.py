@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 import shutil
-import subprocess
+
+from .._spawn import run_tool
 
 
 def spirv_text(spirv: bytes) -> str:
     """The disassembly of `spirv` when spirv-dis exists, else a hex dump of its words."""
     tool = shutil.which("spirv-dis")
     if tool:
-        done = subprocess.run(
-            [tool, "-", "-o", "-"], input=spirv, capture_output=True, check=False, timeout=60
-        )
+        done = run_tool([tool, "-", "-o", "-"], input=spirv, timeout=60)
         if done.returncode == 0:
             return done.stdout.decode()
     words = [spirv[i : i + 4][::-1].hex() for i in range(0, len(spirv), 4)]
