@@ -13,7 +13,8 @@ def run_tool(
     A fork() while Numba's TBB thread pool is busy (right after a parallel loop, or an
     offloaded function's host code) makes Numba print "Unable to join threads to shut down
     before fork()" for every child. With an absolute path and close_fds=False CPython spawns
-    the child instead; no descriptor leaks, as Python's own are not inheritable (PEP 446).
+    the child instead. Python's own descriptors are not inheritable (PEP 446); one a C library
+    opened without close-on-exec reaches the short-lived tool, which does not read it.
     """
     return subprocess.run(
         args, input=input, capture_output=True, timeout=timeout, check=False, close_fds=False
