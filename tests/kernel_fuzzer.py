@@ -338,7 +338,9 @@ class Generator:
         calls = [d for d in self.device_functions if d[1] == "float"]
         if calls:
             name = r.choice(calls)[0]
-            a, b = self.int_expr(s, depth - 1, uni), self.float_arg(s, uni)
+            # capped as every int argument: a device function's body assumes it (2 * 2**62
+            # overflowed there: poison in the kernel, a big int in the model)
+            a, b = self.int_arg(s, depth - 1, uni), self.float_arg(s, uni)
             return E(f"{name}({a.k}, {b.k})", f"{name}({a.m}, {b.m})", a.u and b.u, FLOAT_CAP)
         return self.float_leaf(s, uni)
 
