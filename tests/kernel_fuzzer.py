@@ -42,6 +42,7 @@ SHARED_LEN = 8
 PRIVATE_SLOTS = 4
 INT_CAP = 2**40  # so do integer variables: then sums and products of two stay in int64
 FLOAT_CAP = 1e6  # float variables stay below this, so no expression overflows to inf or NaN
+CAS_LINE = "pass  # compare-and-swap loop"  # the model's lines beside the kernel's CAS loop
 
 
 class E(NamedTuple):
@@ -642,7 +643,7 @@ class Generator:
             f"    {old} = {seen}",
         ]
         for line in klines:  # the model's lines stay paired with the kernel's (see reduce)
-            self.emit(level, line, "pass")
+            self.emit(level, line, CAS_LINE)
 
     def st_local_phase(self, level, s, depth):
         """Write own slot, barrier, [atomics, barrier], read any slot, barrier: race-free."""
@@ -1301,7 +1302,8 @@ def reduce(case: dict, timeout: float = 90.0, log=None) -> dict:
                     continue
                 # A whole statement first (a compound one with its body), then the line alone.
                 for end in sorted({_statement_end(klines, at), at + 1}, reverse=True):
-                    trial_k, trial_m = klines[:at] + klines[end:], mlines[:at] + mlines[end:]
+                    start, end = _whole_units(mlines, at, end)
+                    trial_k, trial_m = klines[:start] + klines[end:], mlines[:start] + mlines[end:]
                     trial = dict(
                         case, kernel="\n".join(trial_k) + "\n", model="\n".join(trial_m) + "\n"
                     )
@@ -1313,6 +1315,20 @@ def reduce(case: dict, timeout: float = 90.0, log=None) -> dict:
     finally:
         runner.close()
     return dict(case, kernel="\n".join(klines) + "\n", model="\n".join(mlines) + "\n")
+
+
+def _whole_units(mlines: list[str], at: int, end: int) -> tuple[int, int]:
+    """Lines `at:end` widened to cover each CAS loop they touch: the loop's seven kernel lines
+    stand for one model line (`A_add`, then CAS_LINE six times), so part of one is no case."""
+    start = 0
+    while start < len(mlines):
+        stop = start + 1
+        while stop < len(mlines) and mlines[stop].strip() == CAS_LINE:
+            stop += 1
+        if stop > start + 1 and start < end and at < stop:
+            at, end = min(at, start), max(end, stop)
+        start = stop
+    return at, end
 
 
 def _statement_end(lines: list[str], at: int) -> int:

@@ -75,3 +75,31 @@ def test_a_dying_child_is_reported_as_an_abort_and_replaced():
     assert died["outcome"] == "abort" and "exit -6" in died["detail"], died
     assert runner.restarts == 1
     assert after["outcome"] != "abort", after
+
+
+def _cas_loops(kernel: list[str], model: list[str], start: int, end: int) -> tuple[int, int]:
+    """CAS loops in a kernel's lines without `start:end`, and the model's `A_add`s that
+    stand for one."""
+    kernel, model = kernel[:start] + kernel[end:], model[:start] + model[end:]
+    runs = sum(
+        1
+        for i in range(1, len(model))
+        if model[i].strip() == fuzzer.CAS_LINE and model[i - 1].strip() != fuzzer.CAS_LINE
+    )
+    return sum(line.strip() == "while True:" for line in kernel), runs
+
+
+def test_reduction_drops_a_cas_loop_only_whole():
+    cases = [fuzzer.generate(fuzzer.case_seed(SEED, i)) for i in range(40)]
+    cases = [c for c in cases if "while True:" in c["kernel"]]
+    assert cases, "no generated case has a CAS loop"
+    broken = 0
+    for case in cases:
+        kernel, model = case["kernel"].splitlines(), case["model"].splitlines()
+        for at in range(len(kernel)):
+            start, end = fuzzer._whole_units(model, at, at + 1)
+            loops, stand_ins = _cas_loops(kernel, model, start, end)
+            assert loops == stand_ins, (at, kernel[at])
+            loops, stand_ins = _cas_loops(kernel, model, at, at + 1)
+            broken += loops != stand_ins
+    assert broken, "dropping single lines never split a loop: the test shows nothing"
