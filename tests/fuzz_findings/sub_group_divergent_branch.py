@@ -23,9 +23,9 @@ work-group barrier or no sub-group call it is right:
     out[gid * stride + 7] = v2;
 
 (global (4, 2), local (2, 2): gid 1 gets 1.) `CL_CONFIG_USE_VECTORIZER=False` makes this file
-right but not the OpenCL C twin, so it is no workaround either. No rewrite of our IR is known to avoid it, so
-it stays open (tests/test_fuzz_findings.py). Exit status 0 when the results are right, 1 when
-they are wrong.
+right but not the OpenCL C twin, so it is no workaround either. No rewrite of our IR is known
+to avoid it, so it stays open (tests/test_fuzz_findings.py). Exit status 0 when the results
+are right, 1 when they are wrong.
 """
 
 import sys
