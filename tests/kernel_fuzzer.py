@@ -42,7 +42,7 @@ SHARED_LEN = 8
 PRIVATE_SLOTS = 4
 INT_CAP = 2**40  # so do integer variables: then sums and products of two stay in int64
 FLOAT_CAP = 1e6  # float variables stay below this, so no expression overflows to inf or NaN
-CAS_LINE = "pass  # compare-and-swap loop"  # the model's lines beside the kernel's CAS loop
+UNIT = "  # unit "  # ends each model line of lines that only make sense together (see reduce)
 
 
 class E(NamedTuple):
@@ -76,6 +76,7 @@ class Generator:
         self.klines: list[str] = []
         self.mlines: list[str] = []
         self.counter = 0
+        self.units = 0
         self.in_device_function = False
 
     # --- naming and emission ------------------------------------------------------------
@@ -84,9 +85,16 @@ class Generator:
         self.counter += 1
         return f"{prefix}{self.counter}"
 
-    def emit(self, level: int, k: str, m: str | None = None) -> None:
+    def emit(self, level: int, k: str, m: str | None = None, unit: int = 0) -> None:
+        """One kernel line and its model line; `unit` (from new_unit) marks the model line as
+        part of lines that only make sense together."""
         self.klines.append("    " * level + k)
-        self.mlines.append("    " * level + (k if m is None else m))
+        mark = f"{UNIT}{unit}" if unit else ""
+        self.mlines.append("    " * level + (k if m is None else m) + mark)
+
+    def new_unit(self) -> int:
+        self.units += 1
+        return self.units
 
     def chance(self, p: float) -> bool:
         return self.r.random() < p
@@ -628,10 +636,12 @@ class Generator:
         array = f"ga_{dtype}"
         index, value = self.int_expr(s, 2), self._atomic_value(s, dtype, exact=True)
         at, old, seen = self.fresh("ci"), self.fresh("co"), self.fresh("cs")
+        unit = self.new_unit()  # the model's one line stands for the kernel's seven
         self.emit(
             level,
             f"{at} = ({index.k}) % {SHARED_LEN}",
             f"A_add({array}, ({index.m}) % {SHARED_LEN}, {value.m})",
+            unit,
         )
         klines = [
             f"{old} = {array}[{at}]",
@@ -642,8 +652,8 @@ class Generator:
             "        break",
             f"    {old} = {seen}",
         ]
-        for line in klines:  # the model's lines stay paired with the kernel's (see reduce)
-            self.emit(level, line, CAS_LINE)
+        for line in klines:  # the model's lines stay paired with the kernel's
+            self.emit(level, line, "pass", unit)
 
     def st_local_phase(self, level, s, depth):
         """Write own slot, barrier, [atomics, barrier], read any slot, barrier: race-free."""
@@ -652,8 +662,9 @@ class Generator:
         size = self.local_total
         is_int = dtype in INT_DTYPES
         value = self.int_expr(s, 2) if is_int else self.capped(self.float_expr(s, 2))
-        self.emit(level, f"{name}[lid] = {value.k}", f"ST({name}, lid, {value.m})")
-        self.emit(level, "dk.barrier(dk.LOCAL_MEM_FENCE)", "yield")
+        unit = self.new_unit()  # a read of an unwritten slot, or a race, without any line
+        self.emit(level, f"{name}[lid] = {value.k}", f"ST({name}, lid, {value.m})", unit)
+        self.emit(level, "dk.barrier(dk.LOCAL_MEM_FENCE)", "yield", unit)
         if self.chance(0.5):
             family = r.choice(["addsub", "min", "max"])
             for _ in range(r.randint(1, 3)):
@@ -664,8 +675,9 @@ class Generator:
                     level,
                     f"dk.atomic.{op}({name}, ({index.k}) % {size}, {v.k})",
                     f"A_{op}({name}, ({index.m}) % {size}, {v.m})",
+                    unit,
                 )
-            self.emit(level, "dk.barrier(dk.LOCAL_MEM_FENCE)", "yield")
+            self.emit(level, "dk.barrier(dk.LOCAL_MEM_FENCE)", "yield", unit)
         index = self.int_expr(s, 2)
         if is_int:
             target = r.choice(self.int_vars)
@@ -677,15 +689,16 @@ class Generator:
                     2.0**63,
                 )
             )
-            self.emit(level, f"{target} = {e.k}", f"{target} = {e.m}")
+            self.emit(level, f"{target} = {e.k}", f"{target} = {e.m}", unit)
         else:
             target = r.choice(self.float_vars)
             self.emit(
                 level,
                 f"{target} = np.float64({name}[({index.k}) % {size}])",
                 f"{target} = float({name}[({index.m}) % {size}])",
+                unit,
             )
-        self.emit(level, "dk.barrier(dk.LOCAL_MEM_FENCE)", "yield")
+        self.emit(level, "dk.barrier(dk.LOCAL_MEM_FENCE)", "yield", unit)
 
     # --- the whole program --------------------------------------------------------------
 
@@ -780,14 +793,16 @@ class Generator:
                 f"{name} = dk.local.array({self.local_total}, dk.{dtype})",
                 f"{name} = ctx.local({name!r}, {self.local_total}, {dtype!r})",
             )
-        for name, dtype, size in self.private_arrays:
+        for name, dtype, size in self.private_arrays:  # never left uninitialised
+            unit = self.new_unit()
             self.emit(
                 1,
                 f"{name} = dk.private.array({size}, dk.{dtype})",
                 f"{name} = np.zeros({size}, {dtype!r})",
+                unit,
             )
-            self.emit(1, f"for q in range({size}):")
-            self.emit(2, f"{name}[q] = q + gid", f"ST({name}, q, q + gid)")
+            self.emit(1, f"for q in range({size}):", unit=unit)
+            self.emit(2, f"{name}[q] = q + gid", f"ST({name}, q, q + gid)", unit)
         s = Scope()
         pools = (self.uniform_vars, self.int_vars, self.float_vars)
         names = [list(pool) for pool in pools]
@@ -1318,17 +1333,11 @@ def reduce(case: dict, timeout: float = 90.0, log=None) -> dict:
 
 
 def _whole_units(mlines: list[str], at: int, end: int) -> tuple[int, int]:
-    """Lines `at:end` widened to cover each CAS loop they touch: the loop's seven kernel lines
-    stand for one model line (`A_add`, then CAS_LINE six times), so part of one is no case."""
-    start = 0
-    while start < len(mlines):
-        stop = start + 1
-        while stop < len(mlines) and mlines[stop].strip() == CAS_LINE:
-            stop += 1
-        if stop > start + 1 and start < end and at < stop:
-            at, end = min(at, start), max(end, stop)
-        start = stop
-    return at, end
+    """Lines `at:end` widened to cover each unit they touch (Generator.emit): without part of
+    one, the case is another (a CAS loop's model line kept, an array read uninitialised)."""
+    units = {m.rsplit(UNIT, 1)[1] for m in mlines[at:end] if UNIT in m}
+    lines = [i for i, m in enumerate(mlines) if UNIT in m and m.rsplit(UNIT, 1)[1] in units]
+    return min([at, *lines]), max([end, *(i + 1 for i in lines)])
 
 
 def _statement_end(lines: list[str], at: int) -> int:

@@ -77,29 +77,28 @@ def test_a_dying_child_is_reported_as_an_abort_and_replaced():
     assert after["outcome"] != "abort", after
 
 
-def _cas_loops(kernel: list[str], model: list[str], start: int, end: int) -> tuple[int, int]:
-    """CAS loops in a kernel's lines without `start:end`, and the model's `A_add`s that
-    stand for one."""
-    kernel, model = kernel[:start] + kernel[end:], model[:start] + model[end:]
-    runs = sum(
-        1
-        for i in range(1, len(model))
-        if model[i].strip() == fuzzer.CAS_LINE and model[i - 1].strip() != fuzzer.CAS_LINE
-    )
-    return sum(line.strip() == "while True:" for line in kernel), runs
+def _split_units(model: list[str], start: int, end: int) -> set[str]:
+    """The units (Generator.emit) that dropping lines `start:end` would leave in part."""
+
+    def unit(line):
+        return line.rsplit(fuzzer.UNIT, 1)[1] if fuzzer.UNIT in line else None
+
+    dropped = {unit(line) for line in model[start:end]} - {None}
+    kept = {unit(line) for line in model[:start] + model[end:]}
+    return dropped & kept
 
 
-def test_reduction_drops_a_cas_loop_only_whole():
+def test_reduction_drops_only_whole_units():
     cases = [fuzzer.generate(fuzzer.case_seed(SEED, i)) for i in range(40)]
-    cases = [c for c in cases if "while True:" in c["kernel"]]
-    assert cases, "no generated case has a CAS loop"
-    broken = 0
+    text = "".join(case["kernel"] for case in cases)
+    for pattern in ("while True:", "dk.private.array", "dk.local.array"):  # each makes units
+        assert pattern in text, pattern
+    split = 0
     for case in cases:
-        kernel, model = case["kernel"].splitlines(), case["model"].splitlines()
-        for at in range(len(kernel)):
+        model = case["model"].splitlines()
+        assert len(model) == len(case["kernel"].splitlines())
+        for at in range(len(model)):
             start, end = fuzzer._whole_units(model, at, at + 1)
-            loops, stand_ins = _cas_loops(kernel, model, start, end)
-            assert loops == stand_ins, (at, kernel[at])
-            loops, stand_ins = _cas_loops(kernel, model, at, at + 1)
-            broken += loops != stand_ins
-    assert broken, "dropping single lines never split a loop: the test shows nothing"
+            assert not _split_units(model, start, end), (at, model[at])
+            split += bool(_split_units(model, at, at + 1))
+    assert split, "dropping single lines never split a unit: the test shows nothing"
