@@ -7,7 +7,7 @@ import pytest
 
 import dpex_kernels as dk
 from dpex_kernels.compiler import codegen
-from dpex_kernels.compiler.runtime_workarounds import negations_as_fma
+from dpex_kernels.compiler.runtime_workarounds import negations_as_fma, private_arrays_as_one
 
 SPECIAL = [0.0, -0.0, 0.1, -2.5, np.inf, -np.inf, 3e38, 1e-40]
 
@@ -67,3 +67,79 @@ def test_the_rewrite_makes_valid_modules_of_scalar_and_vector_negations():
 def test_modules_without_barriers_keep_their_negations():
     text = MODULE.replace("convergent", "nounwind")
     assert negations_as_fma(text) is text
+
+
+def _private_select_kernel(sub_group_call: bool):
+    @dk.kernel
+    def pick(a, out, n):
+        i = dk.get_global_id(0)
+        lane = dk.get_local_id(0)
+        first = dk.private.array(4, dk.int32)
+        for q in range(4):
+            first[q] = q + i
+        second = dk.private.array(2, dk.int32)
+        for q in range(2):
+            second[q] = q + i
+        if sub_group_call:
+            dk.sub_group.barrier()
+        second[0] = first[lane % 4] if max(a[0], n) > 0 else second[0]  # a select of addresses
+        out[i] = second[second[0] % 2] - lane
+
+    return pick
+
+
+@pytest.mark.parametrize("sub_group_call", [False, True])
+@pytest.mark.parametrize("local", [4, 8, 16, 32])
+def test_a_pointer_into_either_of_two_private_arrays_reads_the_right_one(sub_group_call, local):
+    """The runtime read the wrong private array through a select of two arrays' addresses."""
+    size = 64
+    out = dpnp.zeros(size, dtype=np.int64)
+    a = dpnp.asarray(np.array([5], np.uint32))
+    _private_select_kernel(sub_group_call)[dk.NdRange(size, local)](a, out, 0).wait()
+    i = np.arange(size)
+    lane = i % local
+    second = np.stack([lane % 4 + i, i + 1])
+    want = second[second[0] % 2, i] - lane
+    np.testing.assert_array_equal(dpnp.asnumpy(out), want)
+
+
+SELECTED = """
+define spir_kernel void @k(ptr addrspace(1) %out, i1 %c, i64 %i) {
+entry:
+  %a = alloca [4 x i32], align 4
+  %b = alloca [2 x i64], align 8
+  %alone = alloca [3 x float], align 4
+  call void @llvm.lifetime.start.p0(ptr nonnull %a)
+  call void @llvm.lifetime.start.p0(ptr nonnull %alone)
+  store i32 1, ptr %a, align 4
+  store i64 2, ptr %b, align 8
+  %e = getelementptr i32, ptr %a, i64 %i
+  %s = select i1 %c, ptr %e, ptr %b
+  %v = load i32, ptr %s, align 4
+  store i32 %v, ptr addrspace(1) %out, align 4
+  %f = getelementptr float, ptr %alone, i64 %i
+  store float 1.0, ptr %f, align 4
+  call void @llvm.lifetime.end.p0(ptr nonnull %a)
+  call void @llvm.lifetime.end.p0(ptr nonnull %alone)
+  ret void
+}
+declare void @llvm.lifetime.start.p0(ptr)
+declare void @llvm.lifetime.end.p0(ptr)
+"""
+
+
+def test_only_private_arrays_that_meet_become_one():
+    header = f'target triple = "{codegen.TRIPLE}"\ntarget datalayout = "{codegen.DATA_LAYOUT}"\n'
+    rewritten = private_arrays_as_one(header + SELECTED)
+    assert "%dpex.private.0 = alloca [32 x i8], align 8" in rewritten  # 16 bytes, then 16
+    assert "%a = getelementptr inbounds i8, ptr %dpex.private.0, i64 0" in rewritten
+    assert "%b = getelementptr inbounds i8, ptr %dpex.private.0, i64 16" in rewritten
+    assert "%alone = alloca [3 x float], align 4" in rewritten
+    assert "lifetime.start.p0(ptr nonnull %a)" not in rewritten
+    assert "lifetime.start.p0(ptr nonnull %alone)" in rewritten
+    module = ll.parse_assembly(rewritten)
+    module.verify()
+    codegen._ensure_llvm()
+    assert codegen._target_machine(2).emit_object(module)[:4] == b"\x03\x02\x23\x07"
+    apart = SELECTED.replace("ptr %e, ptr %b", "ptr %e, ptr %e")
+    assert private_arrays_as_one(apart) is apart

@@ -17,7 +17,11 @@ from numba.core.codegen import Codegen, CodeLibrary
 from .._spawn import run_tool
 from ..errors import KernelCompileError
 from . import patches
-from .runtime_workarounds import float_atomic_adds_of_no_negation, negations_as_fma
+from .runtime_workarounds import (
+    float_atomic_adds_of_no_negation,
+    negations_as_fma,
+    private_arrays_as_one,
+)
 from .spirv_repair import AmbiguousLabels, emit_in_fresh_processes, repair_label_ids
 
 TRIPLE = "spirv64-unknown-unknown"
@@ -353,8 +357,10 @@ def emit_spirv(
 
 
 def _emit(module: ll.ModuleRef, kernel_name: str, opt_level: int, text: str) -> bytes:
-    rewritten = negations_as_fma(
-        float_atomic_adds_of_no_negation(_constant_addresses_as_instructions(text))
+    rewritten = private_arrays_as_one(
+        negations_as_fma(
+            float_atomic_adds_of_no_negation(_constant_addresses_as_instructions(text))
+        )
     )
     validating = _validating()
     reduce_strength = patches.strength_reduction(rewritten)

@@ -92,3 +92,85 @@ def float_atomic_adds_of_no_negation(text: str) -> str:
             line = f"{atomic['head']}fadd {atomic['ptr']}, {atomic['type']} {name} {atomic['tail']}"
         lines.append(line)
     return "\n".join(lines) + "\n" if count else text
+
+
+_ALLOCA = re.compile(
+    rf"^\s+({_VALUE}) = alloca (\[\d+ x (?:i8|i16|i32|i64|half|float|double)\]|"
+    rf"i8|i16|i32|i64|half|float|double), align (\d+)$"
+)
+_POINTER = r"ptr(?: addrspace\(\d+\))?"
+_SAME_OBJECT = re.compile(  # a pointer result and the pointers it is computed from
+    rf"^\s+({_VALUE}) = (?:getelementptr (?:(?:inbounds|nuw|nusw) )*[^,]+, {_POINTER} ({_VALUE})|"
+    rf"select (?:[a-z]+ )*i1 {_VALUE}, {_POINTER} ({_VALUE}), {_POINTER} ({_VALUE})|"
+    rf"phi {_POINTER} (.*)|addrspacecast {_POINTER} ({_VALUE}) to .*)"
+)
+_PHI_VALUE = re.compile(rf"\[ ({_VALUE}), ")
+_LIFETIME = re.compile(
+    rf"^\s+call void @llvm\.lifetime\.(?:start|end)\.p0\(ptr (?:nonnull )?({_VALUE})\)$"
+)
+_SIZES = {"i8": 1, "i16": 2, "i32": 4, "i64": 8, "half": 2, "float": 4, "double": 8}
+
+
+def _size(type_: str) -> int:
+    if type_.startswith("["):
+        count, element = type_[1:-1].split(" x ")
+        return int(count) * _SIZES[element]
+    return _SIZES[type_]
+
+
+def _root(parent: dict, name: str) -> str:
+    while parent.get(name, name) != name:
+        name = parent[name]
+    return name
+
+
+def private_arrays_as_one(text: str) -> str:
+    """Private arrays whose pointers meet in a `select` or `phi` become parts of one array.
+
+    The Intel OpenCL CPU runtime addresses a pointer that may point into either of two
+    private arrays as if it pointed into one of them: `x = p0[i] if c else p1[0]` (LLVM makes
+    it a load of a select of the two addresses) read the wrong element in work-groups of 16
+    or more, and in any work-group once the kernel has a sub-group operation
+    (tests/test_runtime_workarounds.py). Into one array it addresses them right. Arrays that
+    never meet stay apart, so the runtime may still keep each in registers.
+    """
+    if "alloca" not in text or not (" select " in text or " phi ptr" in text):
+        return text
+    lines = text.splitlines()
+    allocas, parent, function = {}, {}, 0  # names are a function's own: keyed by its number
+    for at, line in enumerate(lines):
+        function += line.startswith("define ")
+        if found := _ALLOCA.match(line):
+            allocas[(function, found.group(1))] = (at, found.group(2), int(found.group(3)))
+        elif found := _SAME_OBJECT.match(line):
+            result, base, first, second, phi, cast = found.groups()
+            sources = [s for s in (base, first, second, cast) if s]
+            sources += _PHI_VALUE.findall(phi) if phi else []
+            for source in sources:  # the result points into the object each source does
+                parent[_root(parent, (function, source))] = _root(parent, (function, result))
+    groups: dict[tuple, list[tuple]] = {}
+    for key in allocas:
+        groups.setdefault(_root(parent, key), []).append(key)
+    merged = [keys for keys in groups.values() if len(keys) > 1]
+    if not merged:
+        return text
+    replaced: dict[int, str] = {}
+    dropped: set[tuple] = set()
+    for number, keys in enumerate(merged):
+        whole, offset, align = f"%dpex.private.{number}", 0, 1
+        for key in keys:
+            at, type_, alignment = allocas[key]
+            offset = -(-offset // alignment) * alignment
+            replaced[at] = f"  {key[1]} = getelementptr inbounds i8, ptr {whole}, i64 {offset}"
+            offset, align = offset + _size(type_), max(align, alignment)
+            dropped.add(key)
+        first = min(allocas[key][0] for key in keys)
+        replaced[first] = f"  {whole} = alloca [{offset} x i8], align {align}\n{replaced[first]}"
+    out, function = [], 0
+    for at, line in enumerate(lines):
+        function += line.startswith("define ")
+        lifetime = _LIFETIME.match(line)
+        if lifetime and (function, lifetime.group(1)) in dropped:
+            continue  # a lifetime marker must name an alloca itself
+        out.append(replaced.get(at, line))
+    return "\n".join(out) + "\n"
