@@ -143,3 +143,11 @@ def test_only_private_arrays_that_meet_become_one():
     assert codegen._target_machine(2).emit_object(module)[:4] == b"\x03\x02\x23\x07"
     apart = SELECTED.replace("ptr %e, ptr %b", "ptr %e, ptr %e")
     assert private_arrays_as_one(apart) is apart
+    later = SELECTED.replace(  # an alloca past the entry block need not dominate the others
+        "  %b = alloca [2 x i64], align 8\n", ""
+    ).replace(
+        "  store i64 2,",
+        "  br label %next\nnext:\n  %b = alloca [2 x i64], align 8\n  store i64 2,",
+    )
+    ll.parse_assembly(later).verify()
+    assert private_arrays_as_one(later) is later

@@ -368,7 +368,11 @@ def _emit(module: ll.ModuleRef, kernel_name: str, opt_level: int, text: str) -> 
         # The first emission is from the module itself when nothing was rewritten; any other
         # from a fresh parse (the back end keeps process-wide state: hence the lock).
         with patches.emission_options(reduce_strength), _llvm_lock:
-            source = module if attempt == 0 and rewritten is text else ll.parse_assembly(rewritten)
+            if attempt == 0 and rewritten is text:
+                source = module
+            else:
+                source = ll.parse_assembly(rewritten)
+                source.verify()  # a rewrite's mistake is an error here, not an abort below
             spirv = _target_machine(opt_level).emit_object(source)
         try:
             spirv = repair_label_ids(spirv)

@@ -118,10 +118,13 @@ def _size(type_: str) -> int:
     return _SIZES[type_]
 
 
-def _root(parent: dict, name: str) -> str:
-    while parent.get(name, name) != name:
-        name = parent[name]
-    return name
+_LABEL = re.compile(r'^(?:"[^"]*"|[-\w.$]+):')
+
+
+def _root(parent: dict, key: tuple) -> tuple:
+    while parent.get(key, key) != key:
+        key = parent[key]
+    return key
 
 
 def private_arrays_as_one(text: str) -> str:
@@ -138,9 +141,13 @@ def private_arrays_as_one(text: str) -> str:
         return text
     lines = text.splitlines()
     allocas, parent, function = {}, {}, 0  # names are a function's own: keyed by its number
+    entry = False  # in a function's entry block, whose allocas dominate all its code
     for at, line in enumerate(lines):
-        function += line.startswith("define ")
-        if found := _ALLOCA.match(line):
+        if line.startswith("define "):
+            function, entry = function + 1, True
+        elif _LABEL.match(line) and not line.startswith("entry:"):
+            entry = False
+        if entry and (found := _ALLOCA.match(line)):
             allocas[(function, found.group(1))] = (at, found.group(2), int(found.group(3)))
         elif found := _SAME_OBJECT.match(line):
             result, base, first, second, phi, cast = found.groups()
