@@ -1332,11 +1332,16 @@ def reduce(case: dict, timeout: float = 90.0, log=None) -> dict:
     return dict(case, kernel="\n".join(klines) + "\n", model="\n".join(mlines) + "\n")
 
 
+def unit_of(mline: str) -> str | None:
+    """The unit a model line belongs to (Generator.emit), or None."""
+    return mline.rsplit(UNIT, 1)[1] if UNIT in mline else None
+
+
 def _whole_units(mlines: list[str], at: int, end: int) -> tuple[int, int]:
     """Lines `at:end` widened to cover each unit they touch (Generator.emit): without part of
     one, the case is another (a CAS loop's model line kept, an array read uninitialised)."""
-    units = {m.rsplit(UNIT, 1)[1] for m in mlines[at:end] if UNIT in m}
-    lines = [i for i, m in enumerate(mlines) if UNIT in m and m.rsplit(UNIT, 1)[1] in units]
+    units = {unit_of(m) for m in mlines[at:end]} - {None}
+    lines = [i for i, m in enumerate(mlines) if unit_of(m) in units]
     return min([at, *lines]), max([end, *(i + 1 for i in lines)])
 
 

@@ -79,12 +79,8 @@ def test_a_dying_child_is_reported_as_an_abort_and_replaced():
 
 def _split_units(model: list[str], start: int, end: int) -> set[str]:
     """The units (Generator.emit) that dropping lines `start:end` would leave in part."""
-
-    def unit(line):
-        return line.rsplit(fuzzer.UNIT, 1)[1] if fuzzer.UNIT in line else None
-
-    dropped = {unit(line) for line in model[start:end]} - {None}
-    kept = {unit(line) for line in model[:start] + model[end:]}
+    dropped = {fuzzer.unit_of(line) for line in model[start:end]} - {None}
+    kept = {fuzzer.unit_of(line) for line in model[:start] + model[end:]}
     return dropped & kept
 
 

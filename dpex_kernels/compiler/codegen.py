@@ -356,12 +356,20 @@ def emit_spirv(
     return spirv
 
 
+#: Rewrites of the optimised module's text before emission, in order; each returns its input
+#: itself when it has nothing to rewrite.
+_REWRITES = (
+    _constant_addresses_as_instructions,
+    float_atomic_adds_of_no_negation,
+    negations_as_fma,
+    private_arrays_as_one,
+)
+
+
 def _emit(module: ll.ModuleRef, kernel_name: str, opt_level: int, text: str) -> bytes:
-    rewritten = private_arrays_as_one(
-        negations_as_fma(
-            float_atomic_adds_of_no_negation(_constant_addresses_as_instructions(text))
-        )
-    )
+    rewritten = text
+    for rewrite in _REWRITES:
+        rewritten = rewrite(rewritten)
     validating = _validating()
     reduce_strength = patches.strength_reduction(rewritten)
     for attempt in range(_EMIT_ATTEMPTS):
