@@ -5,6 +5,8 @@ Numba-free: the AOT runtime builds its kernels here too.
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import ctypes
 import hashlib
 import os
@@ -14,6 +16,7 @@ import threading
 import weakref
 from collections import OrderedDict
 from concurrent.futures import Future
+from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, fields
 
 import dpctl
@@ -96,11 +99,17 @@ class _BuildThread:
     """One daemon thread that runs every build. It is never joined: it lives as long as the
     process, so no thread that has built a program ends while kernels are in flight. (With a
     thread pool, whose worker ends as the interpreter exits, one exit in the test suite waited
-    for ever on its kernels; not reproduced in 40 runs since, so the cause is not proven.)"""
+    for ever on its kernels; not reproduced in 40 runs since, so the cause is not proven.)
+
+    The interpreter's exit waits for the build in progress, though: the runtime's C++ objects
+    are destroyed as the process exits, and a build still running then aborted the process
+    ("Pure virtual function called!") in a script that made a kernel and ended at once.
+    """
 
     def __init__(self):
         self._jobs: queue.SimpleQueue = queue.SimpleQueue()
         threading.Thread(target=self._run, name="dpex_kernels-build", daemon=True).start()
+        atexit.register(self.finish, _EXIT_WAIT_SECONDS)
 
     def _run(self) -> None:
         while True:
@@ -114,6 +123,17 @@ class _BuildThread:
         future: Future = Future()
         self._jobs.put((future, function, args))
         return future
+
+    def finish(self, timeout: float) -> None:
+        """Wait (at most `timeout` seconds) until every build submitted so far has ended."""
+        if self is not _builder:  # a forked child's copy: its thread did not survive the fork
+            return
+        with contextlib.suppress(FutureTimeout):
+            self.submit(int).result(timeout)
+
+
+#: How long the interpreter's exit waits for a build in progress.
+_EXIT_WAIT_SECONDS = 60.0
 
 
 _builder: _BuildThread | None = None

@@ -65,6 +65,29 @@ def test_interpreter_exit_with_kernels_in_flight_neither_crashes_nor_hangs():
     assert "submitted" in done.stdout
 
 
+def test_interpreter_exit_while_the_build_thread_warms_up_does_not_abort():
+    # Making a kernel starts the runtime's set-up in the build thread; a script that ends a
+    # few milliseconds later (here: one more import) used to exit while that build ran, and
+    # the runtime's destructors aborted the process ("Pure virtual function called!").
+    script = textwrap.dedent(
+        """
+        import dpex_kernels as dk
+
+        @dk.kernel
+        def unused(a):
+            pass
+
+        import difflib
+        """
+    )
+    for _ in range(3):
+        done = subprocess.run(
+            [sys.executable, "-c", script], capture_output=True, text=True, timeout=300
+        )
+        assert done.returncode == 0, done.stderr[-2000:]
+        assert "Pure virtual" not in done.stderr
+
+
 @dk.kernel
 def _axpy(x, y, out, alpha):
     i = dk.get_global_id(0)
