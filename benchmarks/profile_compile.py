@@ -2,11 +2,13 @@
 
 Compiles the tiled matmul (examples/matmul_tiled.py) under a fresh name N times (8 unless
 told) after one compile that warms the compiler, and prints the median milliseconds a compile
-spent in each stage: Numba's typing, its lowering and its other passes, LLVM parsing and
-linking, optimisation, SPIR-V emission, label repair, spirv-val (only with
-DPEX_KERNELS_VALIDATE_SPIRV=1), the runtime's program build and the rest of the device build
-(get_sycl_kernel, reference counts). Stages nest, so each is timed without its inner stages.
-A profile, not a benchmark: ratios against peers come from `python -m benchmarks`.
+spent in each stage: the front end's typing, its lowering and the rest of it (reading the
+source for the direct front end, Numba's other passes for Numba's; DPEX_KERNELS_FRONT_END=numba
+profiles Numba's), LLVM parsing and linking, optimisation, SPIR-V emission, label repair,
+spirv-val (only with DPEX_KERNELS_VALIDATE_SPIRV=1), the runtime's program build and the rest
+of the device build (get_sycl_kernel, reference counts). Stages nest, so each is timed without
+its inner stages. A profile, not a benchmark: ratios against peers come from
+`python -m benchmarks`.
 """
 
 from __future__ import annotations
@@ -23,47 +25,53 @@ import dpctl.program
 from numba.core import typed_passes
 
 from dpex_kernels import device
-from dpex_kernels.compiler import codegen
+from dpex_kernels.compiler import codegen, direct
 from dpex_kernels.compiler import compile as compile_module
+from dpex_kernels.compiler.direct import lowerer
 
 from .cases.work_group import fresh_matmul
 
-#: (owner, attribute, stage, the stages it contains), outermost first.
+#: (owner, attribute, stage): each stage is timed without the stages called inside it.
 STAGES = [
-    (compile_module, "compile_device_code", "numba: other passes", ("typing", "lowering")),
-    (typed_passes.NopythonTypeInference, "run_pass", "typing", ()),
-    (typed_passes.NativeLowering, "run_pass", "lowering", ()),
-    (compile_module, "_link", "entry, IR text", ("parse + link", "optimise", "emit")),
-    (codegen, "link_modules", "parse + link", ()),
-    (codegen, "link_into", "parse + link", ()),
-    (codegen, "optimise", "optimise", ()),
-    (codegen, "emit_spirv", "emit", ("label repair", "spirv-val")),
-    (codegen, "repair_label_ids", "label repair", ()),
-    (codegen, "_valid", "spirv-val", ()),
-    (device, "_build", "build: get_sycl_kernel, refs", ("build: program",)),
-    (dpctl.program, "create_program_from_spirv", "build: program", ()),
+    (compile_module, "_numba_kernel", "numba: kernel entry"),
+    (compile_module, "compile_device_code", "numba: other passes"),
+    (direct, "compile_direct", "direct: source"),
+    (typed_passes.NopythonTypeInference, "run_pass", "typing"),
+    (direct, "type_function", "typing"),
+    (typed_passes.NativeLowering, "run_pass", "lowering"),
+    (lowerer.Lowerer, "run", "lowering"),
+    (compile_module, "_link", "IR text"),
+    (codegen, "link_modules", "parse + link"),
+    (codegen, "link_into", "parse + link"),
+    (codegen, "optimise", "optimise"),
+    (codegen, "emit_spirv", "emit"),
+    (codegen, "repair_label_ids", "label repair"),
+    (codegen, "_valid", "spirv-val"),
+    (device, "_build", "build: get_sycl_kernel, refs"),
+    (dpctl.program, "create_program_from_spirv", "build: program"),
 ]
 
 
 def instrument(spent: dict[str, float]) -> None:
-    """Wrap each stage's function so that its time (inner stages included) adds up."""
-    for owner, name, stage, _ in STAGES:
+    """Wrap each stage's function so that `spent[stage]` adds up its time less the time of the
+    stages it calls."""
+    inner: list[float] = []  # per active stage: the time its inner stages took
+
+    for owner, name, stage in STAGES:
         original = getattr(owner, name)
 
         def wrapper(*args, _original=original, _stage=stage, **kwargs):
             started = time.perf_counter()
+            inner.append(0.0)
             try:
                 return _original(*args, **kwargs)
             finally:
-                spent[_stage] += time.perf_counter() - started
+                elapsed = time.perf_counter() - started
+                spent[_stage] += elapsed - inner.pop()
+                if inner:
+                    inner[-1] += elapsed
 
         setattr(owner, name, wrapper)
-
-
-def exclusive(spent: dict[str, float]) -> dict[str, float]:
-    """Each stage's time without the stages it contains."""
-    inner = {stage: contained for _, _, stage, contained in STAGES}
-    return {s: spent[s] - sum(spent[c] for c in inner[s]) for s in dict.fromkeys(inner)}
 
 
 def main() -> None:
@@ -82,8 +90,8 @@ def main() -> None:
         started = time.perf_counter()
         dk.kernel(sig)(fresh_matmul())
         samples["total"].append(time.perf_counter() - started)
-        for stage, seconds in exclusive(spent).items():
-            samples[stage].append(seconds)
+        for stage in dict.fromkeys(stage for _, _, stage in STAGES):
+            samples[stage].append(spent[stage])
     print(f"warm compile of the tiled matmul, median of {count} (ms):")
     for stage, values in samples.items():
         print(f"  {stage:30s} {statistics.median(values) * 1e3:7.1f}")

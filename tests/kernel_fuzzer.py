@@ -1026,33 +1026,70 @@ def _compare(got: dict, expected: dict) -> str | None:
     return None
 
 
+def _define(case: dict) -> dict:
+    """Run the case's kernel source; its file name is registered with linecache, as IPython
+    does for its cells, so the direct front end (compiler/direct) can read the source."""
+    import linecache
+
+    import dpex_kernels as dk
+
+    filename = f"<fuzz kernel {case['seed']}>"
+    text = case["kernel"]
+    linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
+    namespace = {"dk": dk, "np": __import__("numpy"), "math": __import__("math")}
+    exec(compile(text, filename, "exec"), namespace)
+    return namespace
+
+
+def _compiled(case: dict, namespace: dict, sig):
+    """The case's kernel compiled for `sig` with its options."""
+    import dpex_kernels as dk
+
+    options = {"debug": case["debug"], "opt_level": case["opt_level"]}
+    kernel = None
+    if case.get("host_simd"):
+        kernel = _host_simd_kernel(namespace["kern"], sig, options)
+    if kernel is None:
+        sized = {"sub_group_size": case.get("sub_group_size")}
+        kernel = dk.kernel(namespace["kern"], **options, **sized)
+        kernel.compile(sig)
+    return kernel
+
+
+def _launched(case: dict, kernel, arrays: dict, scalars: dict) -> dict:
+    """The arrays after one launch of `kernel` on copies of `arrays`."""
+    import dpnp
+
+    import dpex_kernels as dk
+
+    device_arrays = {n: dpnp.asarray(a) for n, a in arrays.items()}
+    args = [device_arrays[p] if p in device_arrays else scalars[p] for p in case["params"]]
+    launch = dk.NdRange(dk.Range(*case["global"]), dk.Range(*case["local"]))
+    kernel[launch](*args).wait()
+    return {n: dpnp.asnumpy(a) for n, a in device_arrays.items()}
+
+
 def run_case(case: dict) -> dict:
-    """Compile and run one case here, then its model; what happened, as a result record."""
+    """Compile and run one case here, then its model; what happened, as a result record.
+
+    A kernel the direct front end compiled is compiled by Numba's front end as well, and the
+    two must agree (outcome "front-ends-differ" where they do not)."""
     import dpnp
 
     import dpex_kernels as dk
 
     arrays, scalars = _inputs(case)
-    namespace = {"dk": dk, "np": __import__("numpy"), "math": __import__("math")}
+    front_end = ""
     try:
-        exec(compile(case["kernel"], "<fuzz kernel>", "exec"), namespace)
-        options = {"debug": case["debug"], "opt_level": case["opt_level"]}
-        device_arrays = {n: dpnp.asarray(a) for n, a in arrays.items()}
-        args = [device_arrays[p] if p in device_arrays else scalars[p] for p in case["params"]]
+        namespace = _define(case)
+        args = [dpnp.asarray(arrays[p]) if p in arrays else scalars[p] for p in case["params"]]
         sig = dk.void(*(dk.typeof(a) for a in args))
-        kernel = None
-        if case.get("host_simd"):
-            kernel = _host_simd_kernel(namespace["kern"], sig, options)
-        if kernel is None:
-            sized = {"sub_group_size": case.get("sub_group_size")}
-            kernel = dk.kernel(namespace["kern"], **options, **sized)
-            kernel.compile(sig)
+        kernel = _compiled(case, namespace, sig)
+        front_end = kernel.definitions[sig].artifacts.front_end
     except Exception as exc:
         return {"outcome": _compile_failure(exc), "detail": f"{type(exc).__name__}: {exc}"}
     try:
-        launch = dk.NdRange(dk.Range(*case["global"]), dk.Range(*case["local"]))
-        kernel[launch](*args).wait()
-        got = {n: dpnp.asnumpy(a) for n, a in device_arrays.items()}
+        got = _launched(case, kernel, arrays, scalars)
     except Exception as exc:
         return {"outcome": "launch", "detail": f"{type(exc).__name__}: {exc}"}
     try:
@@ -1060,7 +1097,30 @@ def run_case(case: dict) -> dict:
     except Exception as exc:
         return {"outcome": "model-error", "detail": f"{type(exc).__name__}: {exc}"}
     problem = _compare(got, arrays)
-    return {"outcome": "mismatch", "detail": problem} if problem else {"outcome": "ok"}
+    if problem:
+        return {"outcome": "mismatch", "detail": problem, "front_end": front_end}
+    if front_end == "direct":
+        problem = _against_numba(case, namespace, sig, got, _inputs(case))
+        if problem:
+            return {"outcome": "front-ends-differ", "detail": problem}
+    return {"outcome": "ok", "front_end": front_end}
+
+
+def _against_numba(case: dict, namespace: dict, sig, got: dict, inputs: tuple) -> str | None:
+    """What differs between the direct front end's results and Numba's front end's."""
+    previous = os.environ.get("DPEX_KERNELS_FRONT_END")
+    os.environ["DPEX_KERNELS_FRONT_END"] = "numba"
+    try:
+        kernel = _compiled(case, namespace, sig)
+        numba_got = _launched(case, kernel, *inputs)
+    except Exception as exc:
+        return f"Numba's front end fails where the direct one compiles: {type(exc).__name__}: {exc}"
+    finally:
+        if previous is None:
+            del os.environ["DPEX_KERNELS_FRONT_END"]
+        else:
+            os.environ["DPEX_KERNELS_FRONT_END"] = previous
+    return _compare(got, numba_got)
 
 
 def child_main() -> None:
@@ -1221,12 +1281,16 @@ class Report:
     findings: dict = field(default_factory=dict)  # new signature -> case seeds
     known: dict = field(default_factory=dict)  # KNOWN signature -> case seeds
     details: dict = field(default_factory=dict)  # signature -> first detail
+    #: which front end compiled the kernels that ran ("direct", "numba (direct: <why not>)")
+    front_ends: Counter = field(default_factory=Counter)
 
     def add(self, case: dict, result: dict, known: dict) -> str | None:
         """Count one result; its signature when it failed."""
         outcome = result["outcome"]
         self.generated += 1
         self.outcomes[outcome] += 1
+        if result.get("front_end"):
+            self.front_ends[re.sub(r"\d+", "N", result["front_end"])[:120]] += 1
         self.compiled += outcome in ("ok", "mismatch", "launch", "model-error", "hang")
         self.ran += outcome in ("ok", "mismatch", "model-error")
         if outcome == "ok":
@@ -1242,6 +1306,7 @@ class Report:
             f"kernels generated {self.generated}, compiled {self.compiled}, ran {self.ran} "
             f"in {self.seconds:.0f} s ({self.restarts} child restarts)",
             "outcomes: " + ", ".join(f"{k} {v}" for k, v in sorted(self.outcomes.items())),
+            "front ends: " + "; ".join(f"{v} x {k}" for k, v in self.front_ends.most_common(6)),
         ]
         for title, found in (("new findings", self.findings), ("known findings", self.known)):
             lines.append(f"{title}: {len(found)}")

@@ -178,7 +178,9 @@ def test_binary_operators_lower_as_numba_lowers_them(seed):
 
 def test_operators_are_not_typed_again_while_lowering(monkeypatch):
     """Typing an operator a second time in lowering took a third of a work-group kernel's
-    lowering; constant operands (`x ** 2`) keep Numba's path and its specialised lowering."""
+    lowering with Numba's front end; constant operands (`x ** 2`) keep Numba's path and its
+    specialised lowering."""
+    monkeypatch.setenv("DPEX_KERNELS_FRONT_END", "numba")
     inside, retyped = [False], []
     real_binop, real_call_type = lowering.Lower.lower_binop, types.Function.get_call_type
 

@@ -106,7 +106,7 @@ def test_an_internal_compiler_error_says_so_and_keeps_its_traceback(monkeypatch)
     def broken(*args, **kwargs):
         raise AttributeError("a bug in the compiler")
 
-    monkeypatch.setattr(compile_module, "build_kernel_entry", broken)
+    monkeypatch.setattr(compile_module.codegen, "link_modules", broken)
 
     @dk.kernel
     def fine(a):

@@ -12,6 +12,7 @@ import pytest
 from numba.core import compiler
 
 import dpex_kernels as dk
+from dpex_kernels.compiler import direct
 from dpex_kernels.compiler.patches import collector_paused
 
 CPU_CODE_BEFORE_AND_AFTER = textwrap.dedent(
@@ -128,15 +129,22 @@ def test_patches_are_applied_once_and_refuse_other_versions(monkeypatch):
         patches._check_versions()
 
 
-def test_numba_compiles_with_the_collector_paused_and_leaves_it_as_it_was(monkeypatch):
+@pytest.mark.parametrize(
+    "front_end, owner, name",
+    [("numba", compiler, "compile_extra"), ("direct", direct, "type_function")],
+)
+def test_kernels_compile_with_the_collector_paused_and_leave_it_as_it_was(
+    monkeypatch, front_end, owner, name
+):
+    monkeypatch.setenv("DPEX_KERNELS_FRONT_END", front_end)
     seen = []
-    original = compiler.compile_extra
+    original = getattr(owner, name)
 
     def recording(*args, **kwargs):
         seen.append(gc.isenabled())
         return original(*args, **kwargs)
 
-    monkeypatch.setattr(compiler, "compile_extra", recording)
+    monkeypatch.setattr(owner, name, recording)
     for enabled in (True, False):
         (gc.enable if enabled else gc.disable)()
         try:

@@ -15,7 +15,7 @@ from numba.core import types
 
 from ..errors import KernelCompileError
 from ..types.usm_array_type import USMArrayType
-from . import codegen, host_simd
+from . import codegen, direct, host_simd
 from .diagnostics import compile_failure, current_loc, is_user_error, user_error
 from .functions import compile_device_code
 from .kernel_api.atomics import float_atomic_definitions, float_atomic_paths
@@ -67,6 +67,9 @@ class KernelArtifacts:
         self.host_simd = host_simd
         #: the sub-group size the kernel requires (@dk.kernel(sub_group_size=...)), or 0
         self.sub_group_size = sub_group_size
+        #: which front end typed and lowered the kernel: "direct", or "numba" and why
+        #: (compiler/direct); "" for artifacts loaded from a cache or bundle
+        self.front_end = ""
         self.default_ndim = dimensions_used(linked_ir)
         self._variants: dict[int, tuple[str, bytes]] = {}
         self._lock = threading.Lock()
@@ -223,8 +226,46 @@ def compile_kernel(
     with `host_simd` ("stream", "reduce") vectorised for the host's CPU (host_simd.py), and
     requiring sub-groups of `sub_group_size` work-items unless 0."""
     check_kernel_argtypes(py_func, argtypes)
-    timings = {}
+    symbol = kernel_symbol(py_func.__name__)
+    options = dict(
+        py_func=py_func,
+        symbol=symbol,
+        argtypes=argtypes,
+        opt_level=opt_level,
+        debug=debug,
+        float_atomics=float_atomics,
+        simd_kind=host_simd,
+        sub_group_size=sub_group_size,
+    )
+    front_end = "numba"
+    if direct.enabled() and not debug and not host_simd:
+        started = time.perf_counter()
+        try:
+            compiled = direct.compile_direct(py_func, argtypes, symbol, fastmath=fastmath)
+            timings = {"direct": time.perf_counter() - started}
+            artifacts = _link(compiled.module, compiled.type_annotation, timings, **options)
+        except Exception as exc:  # Numba's front end compiles it, and reports what is wrong
+            front_end = f"numba (direct: {type(exc).__name__}: {exc})"
+        else:
+            artifacts.front_end = "direct"
+            return artifacts
     started = time.perf_counter()
+    library, annotation = _numba_kernel(py_func, argtypes, symbol, fastmath, debug)
+    timings = {"numba": time.perf_counter() - started}
+    try:
+        linked = codegen.link_modules([str(m) for m in library.all_modules()])
+        artifacts = _link(linked, annotation, timings, **options)
+    except KernelCompileError:
+        raise
+    except Exception as exc:  # past the front end, every failure is the compiler's own
+        raise compile_failure(py_func, exc, internal=True) from exc
+    artifacts.front_end = front_end
+    return artifacts
+
+
+def _numba_kernel(py_func, argtypes, symbol, fastmath, debug) -> tuple:
+    """(code library holding the spir_kernel `symbol`, type annotation) from Numba's front end:
+    the kernel's function compiled, and an entry that calls it."""
     stale_loc = current_loc()
     try:
         cres = compile_device_code(py_func, argtypes, fastmath=fastmath, debug=debug)
@@ -237,43 +278,38 @@ def compile_kernel(
             f"the kernel returns a value of type {cres.signature.return_type}; kernels return "
             f"nothing: write results into an output array argument",
         )
-    timings["numba"] = time.perf_counter() - started
     try:
-        artifacts = _link(
-            py_func,
-            cres,
-            argtypes,
-            opt_level,
-            debug,
-            timings,
-            float_atomics,
-            host_simd,
-            sub_group_size,
-        )
-    except KernelCompileError:
-        raise
+        context = sycl_target.target_context
+        library = context.codegen().create_library(symbol)
+        library.add_linking_library(cres.library)
+        build_kernel_entry(context, cres.fndesc, symbol, library, error_flag=debug)
     except Exception as exc:  # past Numba, every failure is the compiler's own
         raise compile_failure(py_func, exc, internal=True) from exc
-    return artifacts
+    return library, getattr(cres, "type_annotation", None)
 
 
 def _link(
-    py_func, cres, argtypes, opt_level, debug, timings, float_atomics, simd_kind, sub_group_size
+    linked,
+    annotation,
+    timings,
+    *,
+    py_func,
+    symbol,
+    argtypes,
+    opt_level,
+    debug,
+    float_atomics,
+    simd_kind,
+    sub_group_size,
 ) -> KernelArtifacts:
-    """The spir_kernel entry around Numba's function, linked; the default variant built."""
-    context = sycl_target.target_context
-    symbol = kernel_symbol(py_func.__name__)
-    library = context.codegen().create_library(symbol)
-    library.add_linking_library(cres.library)
-    build_kernel_entry(context, cres.fndesc, symbol, library, error_flag=debug)
-    linked = codegen.link_modules([str(m) for m in library.all_modules()])
+    """The artifacts of the kernel's linked module; its default variant built."""
     linked_ir = str(linked)
     artifacts = KernelArtifacts(
         name=py_func.__name__,
         symbol=symbol,
         argtypes=argtypes,
         linked_ir=linked_ir,
-        type_annotation=getattr(cres, "type_annotation", None),
+        type_annotation=annotation,
         error_flag=debug,
         exceptions=_debug_exceptions(linked_ir) if debug else {},
         opt_level=opt_level,

@@ -7,6 +7,7 @@ each slot into an LLVM parameter and rebuilds Numba's values from them.
 from __future__ import annotations
 
 import re
+from typing import NamedTuple
 
 from llvmlite import ir
 from numba.core import types
@@ -41,22 +42,28 @@ def _contiguous_strides(builder, shape, itemsize: int, layout: str) -> list:
     return strides
 
 
-def _rebuild_array(context: SYCLTargetContext, builder, argtype: USMArrayType, run, values):
-    """Numba's array struct from one array's slots (`run`) and their argument values."""
+class ArrayFields(NamedTuple):
+    """The fields of Numba's array struct for one array parameter, as separate values."""
+
+    data: ir.Value
+    shape: list
+    strides: list
+    itemsize: int
+
+
+def _array_fields(context: SYCLTargetContext, builder, argtype, run, values) -> ArrayFields:
     by_field: dict = {}
     for slot, value in zip(run, values):
         by_field.setdefault(slot.field, []).append(value)
-    itemsize = context.get_abi_sizeof(context.get_data_type(argtype.dtype))
+    element_type = context.get_data_type(argtype.dtype)
+    itemsize = context.get_abi_sizeof(element_type)
     shape = by_field.get(params.SHAPE, [])
     strides = by_field.get(params.STRIDE) or _contiguous_strides(
         builder, shape, itemsize, argtype.layout
     )
-    element_type = context.get_data_type(argtype.dtype)
     (data,) = by_field[params.DATA]
     typed = builder.bitcast(data, element_type.as_pointer(GLOBAL))
-    array = context.make_array(argtype)(context, builder)
-    populate_array(array, data=typed, shape=shape, strides=strides, itemsize=itemsize, meminfo=None)
-    return array._getvalue()
+    return ArrayFields(typed, shape, strides, itemsize)
 
 
 def _llvm_type(context: SYCLTargetContext, kind: str):
@@ -67,6 +74,39 @@ def _llvm_type(context: SYCLTargetContext, kind: str):
     return context.get_value_type(getattr(types, kind))
 
 
+def declare_kernel(context: SYCLTargetContext, module, symbol: str, argtypes, error_flag: bool):
+    """The spir_kernel `symbol`: one LLVM parameter per slot of each parameter (types/params.py)
+    and, with `error_flag`, the launch's error record (errors.py) last."""
+    slots = [params.param_slots(i, param_of(t)) for i, t in enumerate(argtypes)]
+    llvm_params = [_llvm_type(context, slot.kind) for run in slots for slot in run]
+    if error_flag:
+        llvm_params.append(_I32.as_pointer(GLOBAL))
+    entry = ir.Function(module, ir.FunctionType(ir.VoidType(), llvm_params), symbol)
+    entry.calling_convention = "spir_kernel"
+    return entry
+
+
+def kernel_arguments(context: SYCLTargetContext, builder, entry, argtypes) -> list:
+    """Each parameter's value read from its slots: an ArrayFields for an array, else the
+    Numba value of the scalar."""
+    values = iter(entry.args)
+    arguments = []
+    for position, argtype in enumerate(argtypes):
+        run = params.param_slots(position, param_of(argtype))
+        flat = [next(values) for _ in run]
+        if isinstance(argtype, USMArrayType):
+            arguments.append(_array_fields(context, builder, argtype, run, flat))
+        elif isinstance(argtype, types.Boolean):
+            arguments.append(builder.icmp_unsigned("!=", flat[0], ir.Constant(_I8, 0)))
+        elif isinstance(argtype, types.Complex):
+            pair = context.make_complex(builder, argtype)
+            pair.real, pair.imag = flat
+            arguments.append(pair._getvalue())
+        else:
+            arguments.append(flat[0])
+    return arguments
+
+
 def build_kernel_entry(context: SYCLTargetContext, fndesc, symbol: str, library, error_flag: bool):
     """Add a module to `library` holding the spir_kernel `symbol` that calls `fndesc`.
 
@@ -74,30 +114,23 @@ def build_kernel_entry(context: SYCLTargetContext, fndesc, symbol: str, library,
     (errors.py), which receives the status of the first work-item whose code raised.
     """
     argtypes = list(fndesc.argtypes)
-    slots = [params.param_slots(i, param_of(t)) for i, t in enumerate(argtypes)]
-    llvm_params = [_llvm_type(context, slot.kind) for run in slots for slot in run]
-    if error_flag:
-        llvm_params.append(_I32.as_pointer(GLOBAL))
     module = context.create_module(symbol)
-    entry = ir.Function(module, ir.FunctionType(ir.VoidType(), llvm_params), symbol)
-    entry.calling_convention = "spir_kernel"
+    entry = declare_kernel(context, module, symbol, argtypes, error_flag)
     builder = ir.IRBuilder(entry.append_basic_block("entry"))
-
-    values = iter(entry.args)
     call_args = []
-    for argtype, run in zip(argtypes, slots):
-        flat = [next(values) for _ in run]
-        if isinstance(argtype, USMArrayType):
-            call_args.append(_rebuild_array(context, builder, argtype, run, flat))
-        elif isinstance(argtype, types.Boolean):
-            call_args.append(builder.icmp_unsigned("!=", flat[0], ir.Constant(_I8, 0)))
-        elif isinstance(argtype, types.Complex):
-            pair = context.make_complex(builder, argtype)
-            pair.real, pair.imag = flat
-            call_args.append(pair._getvalue())
-        else:
-            call_args.append(flat[0])
-
+    for argtype, value in zip(argtypes, kernel_arguments(context, builder, entry, argtypes)):
+        if isinstance(value, ArrayFields):
+            array = context.make_array(argtype)(context, builder)
+            populate_array(
+                array,
+                data=value.data,
+                shape=value.shape,
+                strides=value.strides,
+                itemsize=value.itemsize,
+                meminfo=None,
+            )
+            value = array._getvalue()
+        call_args.append(value)
     callee = context.declare_function(module, fndesc)
     record = entry.args[-1] if error_flag else None
     status, _ = context.call_conv.call_function(

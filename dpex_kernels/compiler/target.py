@@ -90,6 +90,18 @@ def _plain_template(template) -> bool:
     return getattr(template, "get_impl_key", None) is FunctionTemplate.get_impl_key
 
 
+def _scalar_cast(func, args, kws) -> bool:
+    """A number class called on one scalar (dk.float32(x)): Numba types it by a template it
+    makes anew for every call (NumberClassAttribute), so the answer, always the class's
+    type, is remembered here rather than by the cache of resolve_function_type."""
+    return (
+        isinstance(func, types.NumberClass)
+        and not kws
+        and len(args) == 1
+        and isinstance(args[0], (types.Number, types.Boolean))
+    )
+
+
 def _hashable(key) -> bool:
     """Some types hold unhashable values (a literal slice)."""
     try:
@@ -120,6 +132,8 @@ class SYCLTypingContext(typing.BaseContext):
     def __init__(self):
         #: call -> (signature, the implementation key to put back, or None)
         self._resolved: dict[tuple, tuple] = {}
+        #: (number class, argument types) -> signature of a cast such as dk.float32(x)
+        self._casts: dict[tuple, object] = {}
         self._side_effects = False  # a typing with side effects ran inside the current one
         super().__init__()
 
@@ -176,6 +190,13 @@ class SYCLTypingContext(typing.BaseContext):
         reduction's `max` lowered the CPU's, tests/test_offload.py).
         """
         key = (func, tuple(args), tuple(sorted(dict(kws).items())))
+        if _scalar_cast(func, args, kws):
+            found = self._casts.get(key)
+            if found is None:
+                if len(self._casts) >= _RESOLVED_LIMIT:
+                    self._casts.clear()  # kernels made in a loop with ever new literals
+                found = self._casts[key] = self._resolve_function_type(func, args, kws)
+            return found
         function_type = self._cacheable_type(func) if _hashable(key) else None
         if function_type is None:
             self._side_effects = True
@@ -265,8 +286,15 @@ class _CallHelper:
         return code
 
 
+def _in_kernel(builder) -> bool:
+    return builder.function.calling_convention == "spir_kernel"
+
+
 class SYCLCallConv(MinimalCallConv):
     """Numba's minimal calling convention plus an error record; refuses what devices cannot do.
+
+    A kernel the direct front end lowers is a spir_kernel itself: there every return, a raise
+    included, returns nothing.
 
     Every device function takes, after the return slot, a pointer to the launch's error record
     (errors.py; null when the launch has none), where a failed bounds check writes its index
@@ -290,9 +318,31 @@ class SYCLCallConv(MinimalCallConv):
 
     def error_record(self, builder) -> ir.Value:
         """The error record of the function being built (null in a kernel entry)."""
-        if builder.function.calling_convention == "spir_kernel":
+        if _in_kernel(builder):
             return ir.Constant(_ERROR_RECORD, None)
         return builder.function.args[1]
+
+    def return_value(self, builder, retval):
+        """In a spir_kernel itself (the direct front end lowers kernels into one) every return
+        returns nothing; elsewhere Numba's status and value."""
+        if _in_kernel(builder):
+            builder.ret_void()
+        else:
+            super().return_value(builder, retval)
+
+    def return_status_propagate(self, builder, status):
+        if _in_kernel(builder):
+            builder.ret_void()
+        else:
+            super().return_status_propagate(builder, status)
+
+    def _return_errcode_raw(self, builder, code):
+        """A raise in a spir_kernel ends the work-item, as in a function of this convention
+        called by an entry without an error record, which drops the status."""
+        if _in_kernel(builder):
+            builder.ret_void()
+        else:
+            super()._return_errcode_raw(builder, code)
 
     def call_function(self, builder, callee, resty, argtys, args, error_record=None):
         """Call a device function; a kernel entry passes its record, others forward theirs."""

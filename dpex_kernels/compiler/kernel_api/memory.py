@@ -9,7 +9,6 @@ from llvmlite import ir
 from numba.core import types as nbtypes
 from numba.core.typing.templates import CallableTemplate
 from numba.np import numpy_support
-from numba.np.arrayobj import populate_array
 
 from .registry import host_stub, lowering_registry, namespace, typing_registry
 from .spirv import LOCAL, PRIVATE
@@ -78,6 +77,8 @@ def _array_allocator(name: str, public: str, make_type, place):
 
     @lowering_registry.lower(stub, nbtypes.Any, nbtypes.Any)
     def _lower(context, builder, sig, args):
+        """The struct numba.np.arrayobj.populate_array fills in, as one constant with the data
+        pointer put in: the pointer is all of it not known before run time."""
         array_type = sig.return_type
         shape = _literal_shape(sig.args[0])
         element = context.get_data_type(array_type.dtype)
@@ -89,16 +90,20 @@ def _array_allocator(name: str, public: str, make_type, place):
             strides.insert(0, step)
             step *= extent
         intp = context.get_value_type(nbtypes.intp)
-        array = context.make_array(array_type)(context, builder)
-        populate_array(
-            array,
-            data=data,
-            shape=[intp(n) for n in shape],
-            strides=[intp(n) for n in strides],
-            itemsize=itemsize,
-            meminfo=None,
-        )
-        return array._getvalue()
+        extents = ir.ArrayType(intp, len(shape))
+        known = {
+            "nitems": intp(math.prod(shape)),
+            "itemsize": intp(itemsize),
+            "shape": ir.Constant(extents, [intp(n) for n in shape]),
+            "strides": ir.Constant(extents, [intp(n) for n in strides]),
+        }
+        model = context.data_model_manager[array_type]
+        struct = model.get_value_type()
+        fields = [ir.Constant(t, None) for t in struct.elements]  # meminfo, parent: null
+        for name, value in known.items():
+            fields[model.get_field_position(name)] = value
+        constant = ir.Constant(struct, fields)
+        return builder.insert_value(constant, data, model.get_field_position("data"))
 
     return stub
 
