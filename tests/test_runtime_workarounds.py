@@ -151,3 +151,7 @@ def test_only_private_arrays_that_meet_become_one():
     )
     ll.parse_assembly(later).verify()
     assert private_arrays_as_one(later) is later
+    # The entry block is the first block, whatever its label (after inlining, a merged block
+    # named for the callee's first block, as "B0.endif.i", is the entry block)
+    renamed = SELECTED.replace("entry:", "B0.endif.i:")
+    assert "%dpex.private.0 = alloca [32 x i8]" in private_arrays_as_one(renamed)

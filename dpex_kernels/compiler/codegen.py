@@ -224,11 +224,18 @@ def optimise(
     machine=None,
     unroll: bool = True,
     interleave: bool = True,
+    inline_all: bool = True,
 ) -> None:
     """Internalise all but the kernels, then run LLVM's pipeline at `opt_level` (never below 1)
     with the cost model of `machine` (the SPIR-V target's, unless given: host_simd.py), loop
     unrolling unless `unroll` is false, and vectorised loops interleaving several vectors an
     iteration unless `interleave` is false.
+
+    With `inline_all` every function is inlined into the kernels, then LLVM's function
+    pipeline runs on what is left: what the runtime's own optimiser needs from us (the matmul,
+    sum, histogram, scan, k-means and bandwidth kernels ran as fast as after the module
+    pipeline, which took 40 % longer: its interprocedural passes have nothing to do once all
+    is inlined). Without it, LLVM's module pipeline (host-SIMD kernels are tuned for it).
 
     Optimisation is mandatory here: unoptimised Numba IR passes aggregates by value, which the
     SPIR-V back end either mistranslates or aborts on (COMPILER-FINDINGS.md).
@@ -247,7 +254,20 @@ def optimise(
     options.loop_interleaving = interleave
     builder = ll.create_pass_builder(machine, options)
     with patches.llvm_options(), _llvm_lock:
-        builder.getModulePassManager().run(module, builder)
+        if inline_all:
+            for function in module.functions:
+                if not function.is_declaration and function.name not in keep:
+                    function.add_function_attribute("alwaysinline")
+            inliner = ll.create_new_module_pass_manager()
+            inliner.add_always_inliner_pass()
+            inliner.add_global_dead_code_eliminate_pass()
+            inliner.run(module, builder)
+            for function in module.functions:  # the kernels, and anything not inlined
+                if not function.is_declaration:
+                    builder.getFunctionPassManager().run(function, builder)
+            inliner.run(module, builder)  # again: the declarations nothing calls any more
+        else:
+            builder.getModulePassManager().run(module, builder)
     module.verify()
 
 

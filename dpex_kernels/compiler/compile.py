@@ -130,7 +130,9 @@ def _specialise(artifacts: KernelArtifacts, ndim: int, linked=None) -> tuple[str
         source = host_simd.assume_aligned(artifacts.linked_ir, artifacts.symbol, params)
         module = codegen.link_modules([source, *definitions])
         if artifacts.host_simd == host_simd.REDUCE:
-            codegen.optimise(module, [artifacts.symbol], artifacts.opt_level, unroll=False)
+            codegen.optimise(
+                module, [artifacts.symbol], artifacts.opt_level, unroll=False, inline_all=False
+            )
             text = host_simd.reassociable_reductions(str(module))
             module = codegen.link_modules([text])
     elif linked is None:
@@ -141,7 +143,12 @@ def _specialise(artifacts: KernelArtifacts, ndim: int, linked=None) -> tuple[str
     # under 16 iterations); a reduction's interleaved, as independent accumulators.
     interleave = artifacts.host_simd != host_simd.STREAM
     codegen.optimise(
-        module, [artifacts.symbol], artifacts.opt_level, machine, interleave=interleave
+        module,
+        [artifacts.symbol],
+        artifacts.opt_level,
+        machine,
+        interleave=interleave,
+        inline_all=not artifacts.host_simd,
     )
     llvm_ir = str(module)
     _check_barrier_flags(artifacts.name, llvm_ir)

@@ -142,11 +142,14 @@ def private_arrays_as_one(text: str) -> str:
     lines = text.splitlines()
     allocas, parent, function = {}, {}, 0  # names are a function's own: keyed by its number
     entry = False  # in a function's entry block, whose allocas dominate all its code
+    started = False  # the function has an instruction yet: a label now starts another block
     for at, line in enumerate(lines):
         if line.startswith("define "):
-            function, entry = function + 1, True
-        elif _LABEL.match(line) and not line.startswith("entry:"):
-            entry = False
+            function, entry, started = function + 1, True, False
+        elif _LABEL.match(line):  # the entry block's own label (any name) comes first
+            entry = entry and not started
+        elif line.startswith("  "):
+            started = True
         if entry and (found := _ALLOCA.match(line)):
             allocas[(function, found.group(1))] = (at, found.group(2), int(found.group(3)))
         elif found := _SAME_OBJECT.match(line):

@@ -21,6 +21,7 @@ from numba.core import types
 import dpex_kernels
 
 from ..compiler import host_simd
+from ..compiler.direct import source as direct_source
 from ..compiler.kernel_api.spirv import TYPE_CODES
 from ..dispatcher.jit_kernel import JitKernel
 from ..errors import KernelCompileError
@@ -42,12 +43,15 @@ MATH = "_dk_math"
 
 
 def function_from(tree: ast.FunctionDef, filename: str, namespace: dict) -> Callable:
-    """The Python function of a generated `def`, compiled against `namespace`."""
+    """The Python function of a generated `def`, compiled against `namespace` (and its tree
+    noted for the direct front end, which has no file to read it from)."""
     module = ast.fix_missing_locations(ast.Module(body=[tree], type_ignores=[]))
     code = compile(module, filename, "exec")
     scope: dict = {}
     exec(code, namespace, scope)  # noqa: S102 (our own generated code)
-    return scope[tree.name]
+    function = scope[tree.name]
+    direct_source.generated(function, tree)
+    return function
 
 
 def at_line(tree: ast.AST, line: int) -> ast.AST:

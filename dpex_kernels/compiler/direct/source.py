@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import ast
 import builtins
+import copy
 import functools
 import inspect
 import linecache
 import operator
 import textwrap
 import types as pytypes
+import weakref
 from dataclasses import dataclass, field
 
 from .errors import Unsupported
@@ -55,19 +57,33 @@ class FunctionSource:
         raise Unsupported(f"name '{name}' is not defined")
 
 
+#: functions compiled from a syntax tree rather than a file (offloaded loops' kernels), and
+#: that tree (placed at the lines of the user's code it comes from)
+_GENERATED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def generated(function: pytypes.FunctionType, tree: ast.FunctionDef) -> None:
+    """Note that `function` was compiled from `tree`, which function_source then reads."""
+    _GENERATED[function] = copy.deepcopy(tree)
+
+
 def function_source(py_func) -> FunctionSource:
     """The folded AST of `py_func`, or Unsupported where its source is not its bytecode's."""
     code = getattr(py_func, "__code__", None)
     if code is None:
         raise Unsupported("not a Python function")
-    lines = linecache.getlines(code.co_filename)
-    first_line = code.co_firstlineno  # the first decorator's line, if it has any
-    module = _parse(py_func, code, lines)
-    if len(module.body) != 1 or not isinstance(module.body[0], ast.FunctionDef):
-        raise Unsupported("the source is not one plain def")
-    tree = module.body[0]
-    tree.decorator_list = []
-    _check_bytecode(tree, code, lines)
+    tree = _GENERATED.get(py_func)
+    if tree is not None:  # its lines are the user's file's already
+        tree, first_line = copy.deepcopy(tree), 1
+    else:
+        lines = linecache.getlines(code.co_filename)
+        first_line = code.co_firstlineno  # the first decorator's line, if it has any
+        module = _parse(py_func, code, lines)
+        if len(module.body) != 1 or not isinstance(module.body[0], ast.FunctionDef):
+            raise Unsupported("the source is not one plain def")
+        tree = module.body[0]
+        tree.decorator_list = []
+        _check_bytecode(tree, code, lines)
     tree = _Folder().visit(tree)
     params = [a.arg for a in tree.args.args]
     assignments, single = _survey(tree, code, params)

@@ -5,10 +5,11 @@ Every type decision is Numba's: the typing context resolves each operation and c
 where Numba's SSA form puts a phi. A variable therefore has, at each point of the function,
 the type Numba gives the SSA version of it that is live there.
 
-What Numba's passes before typing would change is mirrored or refused: constant indices
-take `static_getitem` (rewrite "static getitem"), `a.ndim` of an array parameter is a
-constant (RewriteSemanticConstants), and a branch Numba's DeadBranchPrune would remove is
-Unsupported, as is anything else this walk does not model (the caller then uses Numba).
+What Numba's passes before typing change is mirrored: constant indices take
+`static_getitem` (rewrite "static getitem"), `a.ndim` of an array parameter is a constant
+(RewriteSemanticConstants), and a branch DeadBranchPrune removes is decided here the same way
+(its dead side never typed), in the shape CPython compiles the branch to. What this walk does
+not model raises Unsupported (the caller then uses Numba's front end).
 """
 
 from __future__ import annotations
