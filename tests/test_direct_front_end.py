@@ -208,6 +208,32 @@ def test_branches_decided_before_typing_are_decided_as_numba_does(monkeypatch):
     np.testing.assert_array_equal(mine[1], 7 + np.arange(N))
 
 
+def _late_pruning(out):
+    i = dk.get_global_id(0)
+    x = 1
+    y = BIG
+    k = 1
+    for j in range(3):
+        k = 0  # k is assigned twice: Numba knows it is constant only after SSA
+        if k == 1:  # so this side is dead only after SSA, and x keeps a phi in the loop
+            x = 2
+        if x != 1:  # x is not a constant then: this branch stays, and y becomes a float
+            y = 0.5
+    out[i] = y - (BIG - 1)  # 1 while y is an integer, 0 once it is a float (2**53)
+
+
+def test_a_branch_decided_only_after_ssa_inside_a_loop_goes_to_numba(monkeypatch):
+    kernel = dk.kernel(_late_pruning)
+    out = dpnp.zeros(N, dtype=np.int64)
+    kernel[N](out).wait()
+    assert front_end(kernel).startswith("numba (direct: Unsupported: a branch inside a loop")
+    monkeypatch.setenv("DPEX_KERNELS_FRONT_END", "numba")
+    again = dpnp.zeros(N, dtype=np.int64)
+    dk.kernel(_late_pruning)[N](again).wait()
+    np.testing.assert_array_equal(dpnp.asnumpy(again), 0)  # Numba's y is a float64
+    np.testing.assert_array_equal(dpnp.asnumpy(out), dpnp.asnumpy(again))
+
+
 def _unpacking(a, out):
     i = dk.get_global_id(0)
     rows, cols = a.shape

@@ -80,6 +80,9 @@ class Binding:
     #: where a binary operation or comparison of two such constants defined it, its value in
     #: Python (what Numba's DeadBranchPrune decides a branch on the variable by)
     comparison: object = NOT_CONSTANT
+    #: `constant` or `comparison` rests on a variable assigned more than once, which Numba
+    #: sees as a constant only after SSA (its last DeadBranchPrune)
+    late: bool = False
 
 
 Env = dict  # variable name -> Binding; None where the code is unreachable
@@ -122,6 +125,8 @@ class Typer:
         #: again each round until its types settle)
         self._signatures: dict = {}
         self._globals: dict = {}
+        #: a branch was decided on a constant Numba only finds after SSA (see check_late)
+        self.late_decision = False
 
     # --- entry ----------------------------------------------------------------------------
 
@@ -234,6 +239,15 @@ class Typer:
             return self.src.lookup(node.id)
         return self.semantic_constant(node)
 
+    def late(self, node, env: Env) -> bool:
+        """Whether a constant `node` stands for rests on a variable assigned more than once."""
+        if isinstance(node, ast.Name) and self.is_local(node.id):
+            binding = env.get(node.id)
+            return self.src.assignments.get(node.id, 0) > 1 or (binding and binding.late)
+        if isinstance(node, (ast.BinOp, ast.Compare)):
+            return any(self.late(n, env) for n in ast.iter_child_nodes(node))
+        return False
+
     def comparison(self, node, env: Env) -> object:
         """The Python value of `node` (or of what a copied variable was defined by) where it is a
         binary operation or comparison of two constants: Numba's DeadBranchPrune decides a
@@ -268,9 +282,11 @@ class Typer:
         if decided is NOT_CONSTANT:
             return None
         try:
-            return bool(decided)
+            decision = bool(decided)
         except Exception:
             return None
+        self.late_decision = self.late_decision or self.late(node, env)
+        return decision
 
     def pre_ssa_constant(self, node, seen=()) -> object:
         """Numba's infer_constant, which decides static getitem and setitem: over the whole
@@ -348,11 +364,14 @@ class Typer:
     def bind(self, name: str, ty, value, env: Env) -> Env:
         """Env after `name = value` (value: an AST node, or None for no constant)."""
         constant = comparison = NOT_CONSTANT
+        late = False
         if value is not None:
             constant = self.ssa_constant(value, env)
             comparison = self.comparison(value, env)
+            late = self.late(value, env)
+        definition = value if value is not None else object()
         env = dict(env)
-        env[name] = Binding(ty, value if value is not None else object(), constant, comparison)
+        env[name] = Binding(ty, definition, constant, comparison, late)
         return env
 
     def assign_unpack(self, node, target, value, env: Env) -> Env:
@@ -400,10 +419,25 @@ class Typer:
         raise Unsupported("augmented assignment to an attribute")
 
     def stmt_If(self, node, env):
+        self.late_decision = False
         reached = self.fact(node, "reached", self.test(node.test, env))
+        self.check_late(reached, (node.body, node.orelse))
         then = self.block(node.body, env) if reached[0] else None
         otherwise = self.block(node.orelse, env) if reached[1] else None
         return self.join([then, otherwise], node, "join")
+
+    def check_late(self, reached: tuple, sides: tuple) -> None:
+        """A side decided dead only after SSA (late_decision) that assigns variables is not
+        modelled inside a loop: Numba's SSA gave them a phi at the loop's start already, which
+        stays, where here they have none."""
+        if self.late_decision and self.loops:
+            for side, on in zip(sides, reached):
+                if not on and any(
+                    isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+                    for statement in side
+                    for n in ast.walk(statement)
+                ):
+                    raise Unsupported("a branch inside a loop decided after SSA")
 
     def stmt_While(self, node, env):
         """CPython compiles `while test: body` as: the test (false: leave the loop), the body,
@@ -418,7 +452,9 @@ class Typer:
         continues, body_start, end, last = [], None, None, None
         for _ in range(_MAX_LOOP_ROUNDS):
             top = self.join([env, *continues], node, "top")
+            self.late_decision = False
             top_reached = self.fact(node, "top reached", self.test(node.test, top))
+            self.check_late(top_reached, (node.body, []))
             bottom_reached = self.out.facts.get((node, "bottom reached"), (False, False))
             incoming = [top if top_reached[0] else None, end if bottom_reached[0] else None]
             body_start = self.join(incoming, node, "header")
