@@ -213,7 +213,7 @@ def _late_pruning(out):
     x = 1
     y = BIG
     k = 1
-    for j in range(3):
+    for _ in range(3):
         k = 0  # k is assigned twice: Numba knows it is constant only after SSA
         if k == 1:  # so this side is dead only after SSA, and x keeps a phi in the loop
             x = 2
