@@ -273,6 +273,50 @@ def test_integer_arithmetic(dtype):
 
 
 @dk.kernel
+def _divmods(x, y, out):
+    i = dk.get_global_id(0)
+    out[i, 0] = x[i] // y[i]
+    out[i, 1] = x[i] % y[i]
+    quotient, remainder = divmod(x[i], y[i])
+    out[i, 2] = quotient
+    out[i, 3] = remainder
+
+
+def _floor_divmod(x: int, y: int, dtype) -> tuple[int, int]:
+    """Python's floor division, with NumPy's edge cases: 0 and 0 for a zero divisor, and
+    MIN // -1 wrapping around to MIN."""
+    if y == 0:
+        return 0, 0
+    if x == np.iinfo(dtype).min and y == -1:
+        return x, 0
+    return divmod(x, y)
+
+
+def _edge_ints(dtype):
+    info = np.iinfo(dtype)
+    edges = st.sampled_from([0, 1, -1, 2, -2, 7, -7, info.min, info.max, info.min + 1])
+    edges = edges.filter(lambda v: info.min <= v <= info.max)
+    return st.one_of(edges, st.integers(info.min, info.max))
+
+
+@pytest.mark.parametrize("dtype", [np.int64, np.uint64])
+@settings(max_examples=25)
+@given(data=st.data())
+def test_floor_division_and_modulo_are_pythons_with_numpys_edge_cases(dtype, data):
+    pairs = data.draw(
+        st.lists(st.tuples(_edge_ints(dtype), _edge_ints(dtype)), min_size=1, max_size=24)
+    )
+    x = np.array([p[0] for p in pairs], dtype=dtype)
+    y = np.array([p[1] for p in pairs], dtype=dtype)
+    out = dpnp.zeros((len(pairs), 4), dtype=dtype)
+    _divmods[len(pairs)](to_device(x), to_device(y), out).wait()
+    expected = np.array(
+        [_floor_divmod(int(a), int(b), dtype) * 2 for a, b in pairs], dtype=object
+    ).astype(dtype)
+    np.testing.assert_array_equal(to_host(out), expected)
+
+
+@dk.kernel
 def float_ops(a, b, out, cmp):
     i = dk.get_global_id(0)
     x = a[i]

@@ -1,40 +1,73 @@
-"""Integer arithmetic where Numba's rule differs from NumPy's: NumPy's wins in kernels.
+"""Integer floor division and modulo in kernels: Python's results, NumPy's edge cases.
 
-Numba computes int64 `MIN // -1` (and divmod's quotient) as 0 to dodge the CPU's division
-trap; NumPy wraps around to MIN. Division by zero already gives 0 and 0 as in NumPy, and
-narrower integers compute in int64, where nothing overflows.
+Numba computes `x // y` and `x % y` in two stack slots behind three branches, and its
+`MIN // -1` is 0 (to dodge the CPU's division trap) where NumPy wraps around to MIN. Here they
+are computed in registers with selects: the same results as Numba's for every other input (a
+zero divisor gives 0 and 0, as under NumPy's error model), NumPy's MIN for `MIN // -1`, and a
+fraction of the IR for LLVM to optimise.
 """
 
 from __future__ import annotations
 
+import itertools
 import operator
 
 from numba.core import cgutils, types
 from numba.core.imputils import Registry
-from numba.cpython import numbers
 
 lowering_registry = Registry("dpex_kernels.arithmetic")
 
-_MIN = types.int64.minval
+#: the argument types Numba's integer typing gives these operators (typing/builtins.py)
+_MACHINE_INTS = (types.int64, types.uint64)
 
 
-def _wrapped_quotient(builder, x, y, quotient):
-    """`quotient`, except MIN // -1, which is MIN (two's complement wrap-around)."""
+def _divmod(context, builder, sig, args) -> tuple:
+    """(quotient, remainder) of Python's floor division of the arguments, in the result type."""
+    ty = sig.return_type.dtype if isinstance(sig.return_type, types.UniTuple) else sig.return_type
+    x = context.cast(builder, args[0], sig.args[0], ty)
+    y = context.cast(builder, args[1], sig.args[1], ty)
+    zero, one = y.type(0), y.type(1)
+    by_zero = builder.icmp_unsigned("==", y, zero)
+    if not ty.signed:
+        divisor = builder.select(by_zero, one, y)
+        quotient, remainder = builder.udiv(x, divisor), builder.urem(x, divisor)
+        return builder.select(by_zero, zero, quotient), builder.select(by_zero, zero, remainder)
+    minimum = y.type(ty.minval)
     overflow = builder.and_(
-        builder.icmp_signed("==", x, x.type(_MIN)), builder.icmp_signed("==", y, y.type(-1))
+        builder.icmp_signed("==", x, minimum), builder.icmp_signed("==", y, y.type(-1))
     )
-    return builder.select(overflow, x.type(_MIN), quotient)
+    special = builder.or_(by_zero, overflow)  # divisions LLVM leaves undefined
+    divisor = builder.select(special, one, y)
+    quotient, remainder = builder.sdiv(x, divisor), builder.srem(x, divisor)
+    # C rounds towards zero; the floor is one lower where the remainder's sign is not y's
+    towards_floor = builder.and_(
+        builder.icmp_signed("!=", remainder, zero),
+        builder.icmp_signed("<", builder.xor(divisor, remainder), zero),
+    )
+    quotient = builder.select(towards_floor, builder.sub(quotient, one), quotient)
+    remainder = builder.select(towards_floor, builder.add(remainder, divisor), remainder)
+    quotient = builder.select(overflow, minimum, builder.select(by_zero, zero, quotient))
+    return quotient, builder.select(special, zero, remainder)
 
 
-@lowering_registry.lower(operator.floordiv, types.int64, types.int64)
-@lowering_registry.lower(operator.ifloordiv, types.int64, types.int64)
 def _floordiv(context, builder, sig, args):
-    quotient = numbers.int_floordiv_impl(context, builder, sig, args)
-    return _wrapped_quotient(builder, *args, quotient)
+    return _divmod(context, builder, sig, args)[0]
 
 
-@lowering_registry.lower(divmod, types.int64, types.int64)
-def _divmod(context, builder, sig, args):
-    pair = numbers.int_divmod_impl(context, builder, sig, args)
-    quotient = _wrapped_quotient(builder, *args, builder.extract_value(pair, 0))
-    return cgutils.pack_array(builder, (quotient, builder.extract_value(pair, 1)))
+def _mod(context, builder, sig, args):
+    return _divmod(context, builder, sig, args)[1]
+
+
+def _divmod_pair(context, builder, sig, args):
+    return cgutils.pack_array(builder, _divmod(context, builder, sig, args))
+
+
+for _x, _y in itertools.product(_MACHINE_INTS, repeat=2):
+    for _function, _implementation in (
+        (operator.floordiv, _floordiv),
+        (operator.ifloordiv, _floordiv),
+        (operator.mod, _mod),
+        (operator.imod, _mod),
+        (divmod, _divmod_pair),
+    ):
+        lowering_registry.lower(_function, _x, _y)(_implementation)

@@ -58,16 +58,34 @@ def compile_direct(py_func, argtypes, symbol: str, *, fastmath: bool = False) ->
         typed = type_function(source, tuple(argtypes), typingctx)
         if typed.return_type != types.none:
             raise Unsupported("a kernel that returns a value")
-        context = _make_subtarget(sycl_target.target_context, device_flags(fastmath=fastmath))
+        context, implementations = _context(fastmath)
         library = context.codegen().create_library(symbol)
         module = context.create_module(symbol)
         with context.push_code_library(library):
-            Lowerer(typed, context, module).run(symbol)
+            Lowerer(typed, context, module, implementations).run(symbol)
         context.post_lowering(module, library)
         library.add_ir_module(module)
     linked = codegen.link_modules([str(m) for m in library.all_modules()])
     linked.verify()  # a mistake here is refused now, never an abort in LLVM's passes later
     return DirectResult(linked, _Annotation(typed))
+
+
+_contexts: dict[bool, tuple] = {}
+
+
+def _context(fastmath: bool) -> tuple:
+    """The target context of these options (Numba makes one per compile), and the
+    implementations looked up in it so far: both kept for the process."""
+    found = _contexts.get(fastmath)
+    if found is None:
+        flags = device_flags(fastmath=fastmath)
+        found = _contexts[fastmath] = (_make_subtarget(sycl_target.target_context, flags), {})
+    if len(found[1]) > _IMPLEMENTATIONS_LIMIT:
+        found[1].clear()  # kernels made in a loop with ever new literals
+    return found
+
+
+_IMPLEMENTATIONS_LIMIT = 4096
 
 
 class _Annotation:

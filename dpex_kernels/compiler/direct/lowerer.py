@@ -83,11 +83,13 @@ class Lowerer:
     """Emits one typed kernel into `module` as a spir_kernel (returning from which ends the
     work-item: target.SYCLCallConv)."""
 
-    def __init__(self, typed: Typed, context, module: ir.Module):
+    def __init__(self, typed: Typed, context, module: ir.Module, implementations: dict):
         self.typed = typed
         self.facts = typed.facts
         self.context = context
         self.module = module
+        #: (function type, signature) -> implementation, kept with `context` across compiles
+        self.implementations = implementations
         #: variable name -> (its type here, its value here)
         self.env: dict = {}
         #: (header block, header phis, continue edges, break edges) of the enclosing loops
@@ -124,6 +126,15 @@ class Lowerer:
 
     def new_block(self, name: str) -> ir.Block:
         return self.function.append_basic_block(name)
+
+    def implementation(self, fnty, signature):
+        """The target context's implementation of a call, remembered on the context (Numba's
+        get_function wraps and inspects it anew each time)."""
+        key = (fnty, signature)
+        found = self.implementations.get(key)
+        if found is None:
+            found = self.implementations[key] = self.context.get_function(fnty, signature)
+        return found
 
     def cast(self, value, fromty, toty):
         """Numba's cast; an ArrayParts stays one where the type does not change."""
@@ -237,10 +248,10 @@ class Lowerer:
         right_type = self.typed.types[right_node]
         right = self.cast(right, right_type, signature.args[1])
         try:
-            impl = self.context.get_function(fnty, signature)
+            impl = self.implementation(fnty, signature)
         except (KeyError, NotImplementedError):  # not typed through fnty: Numba's way
             again = fnty.get_call_type(self.context.typing_context, signature.args, {})
-            impl = self.context.get_function(fnty, again)
+            impl = self.implementation(fnty, again)
         return impl(self.builder, self.plain((left, right)))
 
     def stmt_If(self, node):
@@ -345,12 +356,12 @@ class Lowerer:
         _, getiter = self.facts[(node, "getiter")]
         _, iternext = self.facts[(node, "iternext")]
         value = self.cast(iterable, self.typed.types[node.iter], getiter.args[0])
-        iterator = self.context.get_function("getiter", getiter)(self.builder, self.plain((value,)))
+        iterator = self.implementation("getiter", getiter)(self.builder, self.plain((value,)))
         pair_type = iternext.return_type
         item = {}
 
         def head(body, exit_edge):
-            pair = self.context.get_function("iternext", iternext)(self.builder, (iterator,))
+            pair = self.implementation("iternext", iternext)(self.builder, (iterator,))
             item["value"] = self.context.pair_first(self.builder, pair, pair_type)
             valid = self.context.pair_second(self.builder, pair, pair_type)
             self.builder.cbranch(valid, body, exit_edge)
@@ -494,7 +505,7 @@ class Lowerer:
         """bool(value) as Numba's branch predicate computes it."""
         fnty, signature = self.facts[(node, tag)]
         value = self.cast(value, ty, signature.args[0])
-        result = self.context.get_function(fnty, signature)(self.builder, self.plain((value,)))
+        result = self.implementation(fnty, signature)(self.builder, self.plain((value,)))
         return self.cast(result, signature.return_type, types.boolean)
 
     def branch_on(self, node, tag, value, ty, true_block, false_block) -> None:
@@ -558,7 +569,7 @@ class Lowerer:
         right = self.context.cast(
             self.builder, right, self.typed.types[right_node], signature.args[1]
         )
-        return self.context.get_function(fnty, signature)(self.builder, self.plain((left, right)))
+        return self.implementation(fnty, signature)(self.builder, self.plain((left, right)))
 
     # --- expressions ----------------------------------------------------------------------
 
@@ -615,7 +626,7 @@ class Lowerer:
         value = self.context.cast(
             self.builder, self.expr(node.operand), self.typed.types[node.operand], signature.args[0]
         )
-        return self.context.get_function(fnty, signature)(self.builder, self.plain((value,)))
+        return self.implementation(fnty, signature)(self.builder, self.plain((value,)))
 
     def expr_Compare(self, node):
         if len(node.ops) == 1:
@@ -669,7 +680,7 @@ class Lowerer:
         args = [self.expr(a) for a in node.args]
         kws = {k.arg: self.expr(k.value) for k in node.keywords}
         values = self.fold_arguments(signature, node, args, kws)
-        impl = self.context.get_function(fnty, signature)
+        impl = self.implementation(fnty, signature)
         result = impl(self.builder, self.plain(values), self.loc)
         if result is None:
             if signature.return_type != types.void:
@@ -772,7 +783,7 @@ class Lowerer:
 
     def static_getitem(self, base, base_type, index, signature):
         static = typing.signature(signature.return_type, base_type, types.literal(index))
-        impl = self.context.get_function("static_getitem", static)
+        impl = self.implementation("static_getitem", static)
         return impl(self.builder, (*self.plain((base,)), index))
 
     def getitem(self, node, base, index: list) -> ir.Value:
@@ -789,7 +800,7 @@ class Lowerer:
             result = arrayobj.load_item(self.context, self.builder, signature.args[0], pointer)
         else:
             value = self.index_value(node, index, signature.args[1])
-            impl = self.context.get_function(fnty, signature)
+            impl = self.implementation(fnty, signature)
             result = self.parts(
                 impl(self.builder, self.plain((base, value))), signature.return_type
             )
@@ -805,7 +816,7 @@ class Lowerer:
         kind, signature, constant = self.facts[(node, "setitem")]
         value = self.cast(value, value_type, signature.args[2])
         if kind == "static":
-            impl = self.context.get_function("static_setitem", signature)
+            impl = self.implementation("static_setitem", signature)
             (base,) = self.plain((base,))
             impl(self.builder, (base, constant, value))
             return
@@ -817,5 +828,5 @@ class Lowerer:
             return
         index_value = self.index_value(node, index, signature.args[1])
         fnty = self.context.typing_context.resolve_value_type(operator.setitem)
-        impl = self.context.get_function(fnty, signature)
+        impl = self.implementation(fnty, signature)
         impl(self.builder, self.plain((base, index_value, value)))

@@ -127,6 +127,8 @@ class Typer:
         self._globals: dict = {}
         #: a branch was decided on a constant Numba only finds after SSA (see check_late)
         self.late_decision = False
+        #: how many times a variable's constant value was read (see loop)
+        self.constants_read = 0
 
     # --- entry ----------------------------------------------------------------------------
 
@@ -235,7 +237,10 @@ class Typer:
         if isinstance(node, ast.Name):
             if self.is_local(node.id):
                 binding = env.get(node.id)
-                return NOT_CONSTANT if binding is None else binding.constant
+                if binding is None or binding.constant is NOT_CONSTANT:
+                    return NOT_CONSTANT
+                self.constants_read += 1
+                return binding.constant
             return self.src.lookup(node.id)
         return self.semantic_constant(node)
 
@@ -254,7 +259,10 @@ class Typer:
         branch on it by that value. NOT_CONSTANT where it is not one (or Python raises)."""
         if isinstance(node, ast.Name) and self.is_local(node.id):
             binding = env.get(node.id)
-            return NOT_CONSTANT if binding is None else binding.comparison
+            if binding is None or binding.comparison is NOT_CONSTANT:
+                return NOT_CONSTANT
+            self.constants_read += 1
+            return binding.comparison
         if isinstance(node, ast.BinOp):
             function, pair = BINARY.get(type(node.op)), (node.left, node.right)
         elif isinstance(node, ast.Compare) and len(node.ops) == 1:
@@ -500,18 +508,25 @@ class Typer:
         return self.loop(node, env, lambda header: header, body)
 
     def loop(self, node, entry: Env, header_round, body) -> Env:
-        """Type a loop until the types at its start stop changing; returns the env after it."""
+        """Type a loop until the versions at its start stop changing; returns the env after it.
+
+        A round that read no variable's constant value typed the body as the next round would
+        (only the versions of variables differ, not their types, and nothing decided by a
+        constant): then its types are the loop's."""
         header = entry
         for _ in range(_MAX_LOOP_ROUNDS):
             frame = _Loop()
             self.loops.append(frame)
+            reads = self.constants_read
             try:
                 header_round(header)
                 end = body(header)
             finally:
                 self.loops.pop()
             again = self.join([entry, end, *frame.continues], node, "header")
-            if _versions(again) == _versions(header):
+            settled = _versions(again) == _versions(header)
+            if settled or (_types(again) == _types(header) and reads == self.constants_read):
+                header = again
                 break
             header = again
         else:
@@ -848,6 +863,10 @@ def _assignment_text(name: str, value, ty, facts) -> str:
         signature = call[1]
         return f"{name} = call {ast.unparse(value.func)}{signature.args} -> {signature.return_type}"
     return f"{name} = {ast.unparse(value)}  :: {ty}"
+
+
+def _types(env: Env) -> dict | None:
+    return None if env is None else {n: b.type for n, b in env.items()}
 
 
 def _versions(env: Env) -> dict | None:
