@@ -280,6 +280,8 @@ def _divmods(x, y, out):
     quotient, remainder = divmod(x[i], y[i])
     out[i, 2] = quotient
     out[i, 3] = remainder
+    out[i, 4] = x[i] // 16  # constant divisors take a shorter path
+    out[i, 5] = x[i] % 7
 
 
 def _floor_divmod(x: int, y: int, dtype) -> tuple[int, int]:
@@ -308,12 +310,21 @@ def test_floor_division_and_modulo_are_pythons_with_numpys_edge_cases(dtype, dat
     )
     x = np.array([p[0] for p in pairs], dtype=dtype)
     y = np.array([p[1] for p in pairs], dtype=dtype)
-    out = dpnp.zeros((len(pairs), 4), dtype=dtype)
+    out = dpnp.zeros((len(pairs), 6), dtype=dtype)
     _divmods[len(pairs)](to_device(x), to_device(y), out).wait()
     expected = np.array(
         [_floor_divmod(int(a), int(b), dtype) * 2 for a, b in pairs], dtype=object
     ).astype(dtype)
-    np.testing.assert_array_equal(to_host(out), expected)
+    got = to_host(out)
+    np.testing.assert_array_equal(got[:, :4], expected)
+    # x // 16 and x % 7 with an integer constant: int64 operands (uint64 ones wrap), as Numba
+    # types a uint64 with an int literal
+    signed = x.astype(np.int64)
+    constants = [
+        [_floor_divmod(int(a), 16, np.int64)[0], _floor_divmod(int(a), 7, np.int64)[1]]
+        for a in signed
+    ]
+    np.testing.assert_array_equal(got[:, 4:], np.array(constants, np.int64).astype(dtype))
 
 
 @dk.kernel

@@ -12,6 +12,7 @@ from __future__ import annotations
 import itertools
 import operator
 
+from llvmlite import ir
 from numba.core import cgutils, types
 from numba.core.imputils import Registry
 
@@ -26,18 +27,28 @@ def _divmod(context, builder, sig, args) -> tuple:
     ty = sig.return_type.dtype if isinstance(sig.return_type, types.UniTuple) else sig.return_type
     x = context.cast(builder, args[0], sig.args[0], ty)
     y = context.cast(builder, args[1], sig.args[1], ty)
+    if isinstance(y, ir.Constant) and y.constant != 0 and not (ty.signed and y.constant == -1):
+        return _floor_divmod(builder, ty, x, y)  # `x // 16`: no special case can arise
     zero, one = y.type(0), y.type(1)
     by_zero = builder.icmp_unsigned("==", y, zero)
     if not ty.signed:
-        divisor = builder.select(by_zero, one, y)
-        quotient, remainder = builder.udiv(x, divisor), builder.urem(x, divisor)
+        quotient, remainder = _floor_divmod(builder, ty, x, builder.select(by_zero, one, y))
         return builder.select(by_zero, zero, quotient), builder.select(by_zero, zero, remainder)
     minimum = y.type(ty.minval)
     overflow = builder.and_(
         builder.icmp_signed("==", x, minimum), builder.icmp_signed("==", y, y.type(-1))
     )
     special = builder.or_(by_zero, overflow)  # divisions LLVM leaves undefined
-    divisor = builder.select(special, one, y)
+    quotient, remainder = _floor_divmod(builder, ty, x, builder.select(special, one, y))
+    quotient = builder.select(overflow, minimum, builder.select(by_zero, zero, quotient))
+    return quotient, builder.select(special, zero, remainder)
+
+
+def _floor_divmod(builder, ty, x, divisor) -> tuple:
+    """Floor division by a divisor that is neither 0 nor, for signed types, -1."""
+    if not ty.signed:
+        return builder.udiv(x, divisor), builder.urem(x, divisor)
+    zero, one = divisor.type(0), divisor.type(1)
     quotient, remainder = builder.sdiv(x, divisor), builder.srem(x, divisor)
     # C rounds towards zero; the floor is one lower where the remainder's sign is not y's
     towards_floor = builder.and_(
@@ -46,8 +57,7 @@ def _divmod(context, builder, sig, args) -> tuple:
     )
     quotient = builder.select(towards_floor, builder.sub(quotient, one), quotient)
     remainder = builder.select(towards_floor, builder.add(remainder, divisor), remainder)
-    quotient = builder.select(overflow, minimum, builder.select(by_zero, zero, quotient))
-    return quotient, builder.select(special, zero, remainder)
+    return quotient, remainder
 
 
 def _floordiv(context, builder, sig, args):

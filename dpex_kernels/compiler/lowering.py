@@ -32,7 +32,8 @@ def kernel_symbol(name: str) -> str:
     return "dpex_kernel_" + re.sub(r"\W", "_", name)
 
 
-def _contiguous_strides(builder, shape, itemsize: int, layout: str) -> list:
+def contiguous_strides(builder, shape, itemsize: int, layout: str) -> list:
+    """The byte strides of a C- or F-contiguous array of `shape`."""
     strides = [None] * len(shape)
     step = ir.Constant(_I64, itemsize)
     order = reversed(range(len(shape))) if layout == "C" else range(len(shape))
@@ -43,11 +44,12 @@ def _contiguous_strides(builder, shape, itemsize: int, layout: str) -> list:
 
 
 class ArrayFields(NamedTuple):
-    """The fields of Numba's array struct for one array parameter, as separate values."""
+    """The fields of Numba's array struct for one array parameter, as separate values
+    (`strides` None for a C- or F-contiguous array: contiguous_strides computes them)."""
 
     data: ir.Value
     shape: list
-    strides: list
+    strides: list | None
     itemsize: int
 
 
@@ -58,9 +60,7 @@ def _array_fields(context: SYCLTargetContext, builder, argtype, run, values) -> 
     element_type = context.get_data_type(argtype.dtype)
     itemsize = context.get_abi_sizeof(element_type)
     shape = by_field.get(params.SHAPE, [])
-    strides = by_field.get(params.STRIDE) or _contiguous_strides(
-        builder, shape, itemsize, argtype.layout
-    )
+    strides = by_field.get(params.STRIDE)
     (data,) = by_field[params.DATA]
     typed = builder.bitcast(data, element_type.as_pointer(GLOBAL))
     return ArrayFields(typed, shape, strides, itemsize)
@@ -121,11 +121,14 @@ def build_kernel_entry(context: SYCLTargetContext, fndesc, symbol: str, library,
     for argtype, value in zip(argtypes, kernel_arguments(context, builder, entry, argtypes)):
         if isinstance(value, ArrayFields):
             array = context.make_array(argtype)(context, builder)
+            strides = value.strides or contiguous_strides(
+                builder, value.shape, value.itemsize, argtype.layout
+            )
             populate_array(
                 array,
                 data=value.data,
                 shape=value.shape,
-                strides=value.strides,
+                strides=strides,
                 itemsize=value.itemsize,
                 meminfo=None,
             )

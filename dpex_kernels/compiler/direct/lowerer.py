@@ -21,7 +21,7 @@ from numba.core import cgutils, types, typing
 from numba.core import ir as numba_ir
 from numba.np import arrayobj
 
-from ..lowering import ArrayFields, declare_kernel, kernel_arguments
+from ..lowering import ArrayFields, contiguous_strides, declare_kernel, kernel_arguments
 from .errors import Unsupported
 from .typer import BINARY, Typed
 
@@ -32,30 +32,55 @@ _ARRAY_FIELDS = {"shape": "shape", "strides": "strides", "size": "nitems", "item
 
 class ArrayParts:
     """An array as the fields of Numba's array struct, kept apart: element access reads the
-    fields it needs, and only a call into one of Numba's implementations gets the struct."""
+    fields it needs, and only a call into one of Numba's implementations gets the struct.
+    A contiguous parameter's strides are computed, in the entry block, when first needed."""
 
-    def __init__(self, ty, data, shape: list, strides: list, itemsize, nitems=None):
+    def __init__(self, ty, data, shape: list, strides: list | None, itemsize, nitems=None):
         self.type = ty
-        self.data, self.shape, self.strides = data, shape, strides
+        self.data, self.shape, self._strides = data, shape, strides
         self.itemsize, self._nitems = itemsize, nitems
 
     @classmethod
     def of_struct(cls, builder, ty, value, model) -> ArrayParts:
-        def field(name):
-            return builder.extract_value(value, model.get_field_position(name))
-
-        shape, strides = field("shape"), field("strides")
+        """The fields of a struct value; read off the constant where the value is a constant
+        struct with its data pointer put in (a local or private array, memory.py)."""
+        position = {name: model.get_field_position(name) for name in _STRUCT_FIELDS}
+        if (
+            isinstance(value, ir.InsertValue)
+            and isinstance(value.aggregate, ir.Constant)
+            and isinstance(value.aggregate.constant, list)
+            and list(value.indices) == [position["data"]]
+        ):
+            known = value.aggregate.constant
+            shape, strides = known[position["shape"]], known[position["strides"]]
+            return cls(
+                ty,
+                value.value,
+                list(shape.constant),
+                list(strides.constant),
+                known[position["itemsize"]],
+                known[position["nitems"]],
+            )
+        fields = {name: builder.extract_value(value, at) for name, at in position.items()}
         return cls(
             ty,
-            field("data"),
-            [builder.extract_value(shape, k) for k in range(ty.ndim)],
-            [builder.extract_value(strides, k) for k in range(ty.ndim)],
-            field("itemsize"),
-            field("nitems"),
+            fields["data"],
+            [builder.extract_value(fields["shape"], k) for k in range(ty.ndim)],
+            [builder.extract_value(fields["strides"], k) for k in range(ty.ndim)],
+            fields["itemsize"],
+            fields["nitems"],
         )
 
     def field(self, builder, name: str):
         """One field of the struct: a value, or a list of them for shape and strides."""
+        if name == "strides":
+            if self._strides is None:  # in the entry block, which every use is after
+                with builder.goto_entry_block():
+                    itemsize = self.itemsize.constant
+                    self._strides = contiguous_strides(
+                        builder, self.shape, itemsize, self.type.layout
+                    )
+            return self._strides
         if name == "nitems" and self._nitems is None:
             # as numba.np.arrayobj.populate_array computes it, here (not kept: a value made
             # in one branch does not reach the other)
@@ -74,9 +99,12 @@ class ArrayParts:
                 value, self.field(builder, name), model.get_field_position(name)
             )
         for name in ("shape", "strides"):
-            packed = cgutils.pack_array(builder, getattr(self, name), _INTP)
+            packed = cgutils.pack_array(builder, self.field(builder, name), _INTP)
             value = builder.insert_value(value, packed, model.get_field_position(name))
         return value
+
+
+_STRUCT_FIELDS = ("data", "itemsize", "nitems", "shape", "strides")
 
 
 class Lowerer:
@@ -387,14 +415,18 @@ class Lowerer:
                 self.context.call_conv.return_user_exc(
                     builder, ValueError, ("range() arg 3 must not be zero",)
                 )
-        diff = builder.sub(stop, start)
+        diff = stop if isinstance(start, ir.Constant) and start.constant == 0 else None
+        diff = diff or builder.sub(stop, start)
         positive_diff = builder.icmp_signed(">", diff, zero)
-        sign_differs = builder.xor(positive_diff, builder.icmp_signed(">", step, zero))
-        remainder = builder.srem(diff, step)
-        remainder = builder.select(positive_diff, remainder, builder.neg(remainder))
-        uneven = builder.icmp_signed(">", remainder, zero)
-        count = builder.add(builder.sdiv(diff, step), builder.select(uneven, one, zero))
-        count = builder.select(sign_differs, zero, count)
+        if isinstance(step, ir.Constant) and step.constant == 1:  # what the rest comes to
+            count = builder.select(positive_diff, diff, zero)
+        else:
+            sign_differs = builder.xor(positive_diff, builder.icmp_signed(">", step, zero))
+            remainder = builder.srem(diff, step)
+            remainder = builder.select(positive_diff, remainder, builder.neg(remainder))
+            uneven = builder.icmp_signed(">", remainder, zero)
+            count = builder.add(builder.sdiv(diff, step), builder.select(uneven, one, zero))
+            count = builder.select(sign_differs, zero, count)
         preheader, latch = builder.block, self.new_block("for.latch")
         state = {}
 
@@ -772,7 +804,9 @@ class Lowerer:
             value = self.index_value(node, index, formal)
             indices = [self.builder.extract_value(value, k) for k in range(len(formals))]
         data = self.array_field(aryty, base, "data")
-        shapes, steps = (self.array_field(aryty, base, f) for f in ("shape", "strides"))
+        shapes = self.array_field(aryty, base, "shape")
+        # get_item_pointer2 reads the strides of an "A" array only (others are contiguous)
+        steps = self.array_field(aryty, base, "strides") if aryty.layout == "A" else []
         fixed = [
             arrayobj.fix_integer_index(self.context, self.builder, t, v, shapes[k])
             for k, (t, v) in enumerate(zip(formals, indices))
