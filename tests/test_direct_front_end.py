@@ -100,11 +100,14 @@ def test_inspect_types_says_which_front_end_typed_the_kernel():
     @dk.kernel(dk.void(F32, F32))
     def scale(a, out):
         i = dk.get_global_id(0)
-        out[i] = a[i] * 2.5
+        v = a[i] * 2.5
+        v += 1.0
+        out[i] = v
 
     text = scale.inspect_types(dk.void(F32, F32))
     assert "direct front end" in text
     assert "i = call dk.get_global_id" in text and "-> int64" in text
+    assert "v += 1.0  :: (float32, float32) -> float32" in text
 
 
 def test_the_environment_variable_turns_it_off(monkeypatch):

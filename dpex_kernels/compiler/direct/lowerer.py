@@ -23,7 +23,8 @@ from numba.np import arrayobj
 
 from ..lowering import ArrayFields, contiguous_strides, declare_kernel, kernel_arguments
 from .errors import Unsupported
-from .typer import BINARY, Typed
+from .source import BINARY
+from .typer import Typed
 
 _INTP = ir.IntType(64)
 #: array attributes that are one field of Numba's array struct

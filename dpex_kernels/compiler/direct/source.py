@@ -282,7 +282,8 @@ def _plain_assignments(target, value):
 # --- CPython's constant folding (Python/ast_opt.c), for numbers and tuples ------------------
 
 _MAX_INT_BITS = 128  # CPython folds no integer result wider than this
-_BINARY = {
+#: AST operator classes -> the operator functions: CPython folds with them, Numba types them.
+BINARY = {
     ast.Add: operator.add,
     ast.Sub: operator.sub,
     ast.Mult: operator.mul,
@@ -296,7 +297,7 @@ _BINARY = {
     ast.BitXor: operator.xor,
     ast.BitAnd: operator.and_,
 }
-_UNARY = {
+UNARY = {
     ast.Invert: operator.invert,
     ast.Not: operator.not_,
     ast.UAdd: operator.pos,
@@ -330,7 +331,7 @@ class _Folder(ast.NodeTransformer):
         value = node.operand
         if isinstance(value, ast.Constant) and isinstance(value.value, _NUMBERS):
             try:
-                return _constant(_UNARY[type(node.op)](value.value), node)
+                return _constant(UNARY[type(node.op)](value.value), node)
             except Exception:  # CPython leaves what raises for run time
                 return node
         return node
@@ -340,7 +341,7 @@ class _Folder(ast.NodeTransformer):
         left, right = node.left, node.right
         op = type(node.op)
         if (
-            op in _BINARY
+            op in BINARY
             and isinstance(left, ast.Constant)
             and isinstance(right, ast.Constant)
             and isinstance(left.value, _NUMBERS)
@@ -348,7 +349,7 @@ class _Folder(ast.NodeTransformer):
             and not _too_large(op, left.value, right.value)
         ):
             try:
-                return _constant(_BINARY[op](left.value, right.value), node)
+                return _constant(BINARY[op](left.value, right.value), node)
             except Exception:
                 return node
         return node

@@ -24,25 +24,11 @@ import numpy as np
 from numba.core import types
 
 from .errors import Unsupported
-from .source import FunctionSource
+from .source import BINARY, UNARY, FunctionSource
 
 NOT_CONSTANT = object()
 
-#: AST operator classes -> the operator functions Numba's IR uses for them.
-BINARY = {
-    ast.Add: operator.add,
-    ast.Sub: operator.sub,
-    ast.Mult: operator.mul,
-    ast.Div: operator.truediv,
-    ast.FloorDiv: operator.floordiv,
-    ast.Mod: operator.mod,
-    ast.Pow: operator.pow,
-    ast.LShift: operator.lshift,
-    ast.RShift: operator.rshift,
-    ast.BitOr: operator.or_,
-    ast.BitXor: operator.xor,
-    ast.BitAnd: operator.and_,
-}
+#: The in-place forms, for augmented assignments.
 INPLACE = {
     ast.Add: operator.iadd,
     ast.Sub: operator.isub,
@@ -57,7 +43,6 @@ INPLACE = {
     ast.BitXor: operator.ixor,
     ast.BitAnd: operator.iand,
 }
-UNARY = {ast.USub: operator.neg, ast.UAdd: operator.pos, ast.Invert: operator.invert}
 COMPARE = {
     ast.Lt: operator.lt,
     ast.LtE: operator.le,
@@ -416,7 +401,7 @@ class Typer:
                 raise Unsupported(f"'{target.id}' may be undefined")
             rhs = self.expr(node.value, env)
             _, signature = self.operation(node, "op", INPLACE[op], (binding.type, rhs))
-            self.note(node, lambda: f"{target.id} {_OP_TEXT[op]}= ...  :: {signature}")
+            self.note(node, lambda: f"{ast.unparse(node)}  :: {signature}")
             return self.bind(target.id, signature.return_type, None, env)
         if isinstance(target, ast.Subscript):
             item = self.load_subscript(target, env)
@@ -686,8 +671,7 @@ class Typer:
 
     def expr_UnaryOp(self, node, env):
         operand = self.expr(node.operand, env)
-        fn = operator.not_ if isinstance(node.op, ast.Not) else UNARY[type(node.op)]
-        _, signature = self.operation(node, "op", fn, (operand,))
+        _, signature = self.operation(node, "op", UNARY[type(node.op)], (operand,))
         return signature.return_type
 
     def expr_Compare(self, node, env):
@@ -836,25 +820,6 @@ def _may_call(value) -> bool:
 
 
 _KERNEL_API = "dpex_kernels.compiler.kernel_api.registry"
-
-
-_OP_TEXT = {
-    op: text
-    for text, op in (
-        ("+", ast.Add),
-        ("-", ast.Sub),
-        ("*", ast.Mult),
-        ("/", ast.Div),
-        ("//", ast.FloorDiv),
-        ("%", ast.Mod),
-        ("**", ast.Pow),
-        ("<<", ast.LShift),
-        (">>", ast.RShift),
-        ("|", ast.BitOr),
-        ("^", ast.BitXor),
-        ("&", ast.BitAnd),
-    )
-}
 
 
 def _assignment_text(name: str, value, ty, facts) -> str:
