@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import atexit
+import ctypes
 import os
 import shutil
 import sys
@@ -48,6 +49,14 @@ class OpenCL:
         """A device buffer holding a copy of `host`."""
         mf = self.cl.mem_flags
         return self.cl.Buffer(self.context, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=host)
+
+    def buffer_over(self, array):
+        """A buffer over a dpnp array's own memory, so that OpenCL C reads the pages dk reads
+        (CPU devices only: their USM memory is host memory)."""
+        memory = array.get_array().usm_data
+        pages = (ctypes.c_byte * memory.nbytes).from_address(int(memory._pointer))
+        mf = self.cl.mem_flags
+        return self.cl.Buffer(self.context, mf.READ_WRITE | mf.USE_HOST_PTR, hostbuf=pages)
 
     def read(self, buffer, like: np.ndarray) -> np.ndarray:
         """The contents of `buffer` as a NumPy array shaped like `like`."""
