@@ -1,7 +1,7 @@
 """Sum of a vector in two stages: per-work-group partial sums, then one work-group sums those.
 
 Two variants of the work-group step: a tree in local memory with barriers, and sub-group sums
-(`dk.sub_group.reduce_add`) with one local slot per sub-group.
+(`dk.sub_group.reduce_add`) added to one local total by one atomic each.
 """
 
 import functools
@@ -62,23 +62,25 @@ def tree_kernel(dtype):
 
 @functools.cache
 def sub_group_kernel(dtype):
-    """Partial sums of x, one per work-group, from one sub-group sum per sub-group."""
+    """Partial sums of x, one per work-group: each sub-group's sum added to one local total.
+
+    One atomic add per sub-group needs neither the number of sub-groups nor a second pass over
+    their sums; on a device without native float atomics it is a compare-exchange loop.
+    """
 
     @dk.kernel
     def sub_group_sum(x, partial):
         lid = dk.get_local_id(0)
-        per_sub_group = dk.local.array(WORK_GROUP, dtype)  # room for sub-groups of one lane
-        total = _strided_sum(x, dtype(0))
-        total = dk.sub_group.reduce_add(total)
-        width = dk.sub_group.get_size()
+        group_total = dk.local.array(1, dtype)
+        if lid == 0:
+            group_total[0] = 0
+        dk.barrier(dk.LOCAL_MEM_FENCE)
+        total = dk.sub_group.reduce_add(_strided_sum(x, dtype(0)))
         if dk.sub_group.get_local_id() == 0:
-            per_sub_group[lid // width] = total
+            dk.atomic.add(group_total, 0, total)
         dk.barrier(dk.LOCAL_MEM_FENCE)
         if lid == 0:
-            total = per_sub_group[0]
-            for s in range(1, WORK_GROUP // width):
-                total += per_sub_group[s]
-            partial[dk.get_group_id(0)] = total
+            partial[dk.get_group_id(0)] = group_total[0]
 
     return sub_group_sum
 
