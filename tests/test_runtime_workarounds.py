@@ -7,7 +7,11 @@ import pytest
 
 import dpex_kernels as dk
 from dpex_kernels.compiler import codegen
-from dpex_kernels.compiler.runtime_workarounds import negations_as_fma, private_arrays_as_one
+from dpex_kernels.compiler.runtime_workarounds import (
+    count_down_exits_on_the_new_count,
+    negations_as_fma,
+    private_arrays_as_one,
+)
 
 SPECIAL = [0.0, -0.0, 0.1, -2.5, np.inf, -np.inf, 3e38, 1e-40]
 
@@ -155,3 +159,67 @@ def test_only_private_arrays_that_meet_become_one():
     # named for the callee's first block, as "B0.endif.i", is the entry block)
     renamed = SELECTED.replace("entry:", "B0.endif.i:")
     assert "%dpex.private.0 = alloca [32 x i8]" in private_arrays_as_one(renamed)
+
+
+COUNT_DOWN = """
+define spir_kernel void @k(ptr addrspace(1) %out, i64 %n, i64 %m) {
+entry:
+  br label %loop
+loop:
+  %count = phi i64 [ %n, %entry ], [ %next, %loop ]
+  %other = phi i64 [ %m, %entry ], [ %less, %loop ]
+  %old = atomicrmw add ptr addrspace(1) %out, i64 1 monotonic, align 8
+  %next = add nsw i64 %count, -1
+  %less = add nsw i64 %other, -1
+  %more = icmp samesign ugt i64 %count, 1
+  %other.more = icmp sgt i64 %other, 1
+  %both = and i1 %more, %other.more
+  br i1 %both, label %loop, label %done
+done:
+  %again = icmp sgt i64 %count, 1
+  ret void
+}
+"""
+
+
+def test_only_a_loop_counters_test_is_rewritten():
+    header = f'target triple = "{codegen.TRIPLE}"\ntarget datalayout = "{codegen.DATA_LAYOUT}"\n'
+    rewritten = count_down_exits_on_the_new_count(header + COUNT_DOWN)
+    assert "%more = icmp sgt i64 %next, 0" in rewritten
+    assert "%other.more = icmp sgt i64 %less, 0" in rewritten
+    assert "%again = icmp sgt i64 %next, 0" in rewritten  # the same value anywhere it is defined
+    ll.parse_assembly(rewritten).verify()
+    not_a_counter = COUNT_DOWN.replace("[ %next, %loop ]", "[ %m, %loop ]")
+    assert "%more = icmp samesign ugt i64 %count, 1" in count_down_exits_on_the_new_count(
+        not_a_counter
+    )
+    unsigned = COUNT_DOWN.replace("samesign ugt", "ugt").replace("icmp sgt", "icmp ugt")
+    assert count_down_exits_on_the_new_count(unsigned) is unsigned  # 0 would pass as ugt -1
+
+
+@pytest.mark.parametrize("front_end", ["numba", "direct"])
+def test_an_atomic_in_a_nested_count_down_loop_runs_once_an_iteration(front_end, monkeypatch):
+    """The runtime ran it 64 times an iteration before the rewrite (fuzz_findings/)."""
+    monkeypatch.setenv("DPEX_KERNELS_FRONT_END", front_end)
+
+    @dk.kernel
+    def count(trips, counts, out, shift):
+        i = dk.get_global_id(0)
+        total = 0
+        for k in range((dk.get_num_groups(0) | 1099511627773) % 4):
+            for j in range((k + np.int64(trips[k])) % 4):
+                total += 1
+                dk.atomic.add(counts, (j + shift * k) % 8, 1)
+        out[i] = total
+
+    rng = np.random.default_rng(5)
+    for _ in range(4):
+        trips = rng.integers(0, 2**32, 3, dtype=np.uint32)
+        counts, out = dpnp.zeros(8, dtype=np.int64), dpnp.zeros(16, dtype=np.int64)
+        count[dk.NdRange(16, 8)](dpnp.asarray(trips), counts, out, -6).wait()
+        expected = np.zeros(8, dtype=np.int64)
+        for k in range(3):
+            for j in range((k + int(trips[k])) % 4):
+                expected[(j - 6 * k) % 8] += 16
+        np.testing.assert_array_equal(dpnp.asnumpy(counts), expected)
+        np.testing.assert_array_equal(dpnp.asnumpy(out), expected.sum() // 16)

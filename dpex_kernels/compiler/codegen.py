@@ -18,6 +18,7 @@ from .._spawn import run_tool
 from ..errors import KernelCompileError
 from . import patches
 from .runtime_workarounds import (
+    count_down_exits_on_the_new_count,
     float_atomic_adds_of_no_negation,
     negations_as_fma,
     private_arrays_as_one,
@@ -380,6 +381,7 @@ def emit_spirv(
 #: itself when it has nothing to rewrite.
 _REWRITES = (
     _constant_addresses_as_instructions,
+    count_down_exits_on_the_new_count,
     float_atomic_adds_of_no_negation,
     negations_as_fma,
     private_arrays_as_one,

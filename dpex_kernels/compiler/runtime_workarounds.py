@@ -184,3 +184,42 @@ def private_arrays_as_one(text: str) -> str:
             continue  # a lifetime marker must name an alloca itself
         out.append(replaced.get(at, line))
     return "\n".join(out) + "\n"
+
+
+_COUNT_DOWN = re.compile(rf"^\s+({_VALUE}) = add nsw (i32|i64) ({_VALUE}), -1$")
+_COUNTER_PHI = re.compile(rf"^\s+({_VALUE}) = phi (i32|i64) (.*)$")
+_EXIT_TEST = re.compile(rf"^(\s+{_VALUE}) = icmp (?:samesign ugt|sgt) (i32|i64) ({_VALUE}), 1$")
+
+
+def count_down_exits_on_the_new_count(text: str) -> str:
+    """A count-down loop's test `count > 1` as `count - 1 > 0`, on the value it counts down to.
+
+    LLVM's loop passes test a counter before its decrement; the Intel OpenCL CPU runtime then
+    ran an atomic operation in such a loop, nested in another, many more times than the loop
+    iterates (tests/fuzz_findings/atomic_in_count_down_loop.py). Tested on the decremented
+    value, it runs it once an iteration. Only a loop counter is rewritten: a phi whose value
+    around the loop is its own decrement, `add nsw count, -1`, which starts from a trip
+    count (never negative), so the two tests agree wherever the decrement is defined.
+    """
+    if " icmp " not in text or ", -1\n" not in text:
+        return text
+    lines = text.splitlines()
+    decrement, counters, function = {}, set(), 0
+    for line in lines:
+        function += line.startswith("define ")
+        if found := _COUNT_DOWN.match(line):
+            decrement[(function, found.group(3))] = found.group(1)
+        elif found := _COUNTER_PHI.match(line):
+            for value in _PHI_VALUE.findall(found.group(3)):
+                counters.add((function, found.group(1), value))
+    out, changed, function = [], False, 0
+    for line in lines:
+        function += line.startswith("define ")
+        found = _EXIT_TEST.match(line)
+        if found:
+            result, type_, count = found.groups()
+            next_ = decrement.get((function, count))
+            if next_ is not None and (function, count, next_) in counters:
+                line, changed = f"{result} = icmp sgt {type_} {next_}, 0", True
+        out.append(line)
+    return "\n".join(out) + "\n" if changed else text
