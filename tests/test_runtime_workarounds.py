@@ -187,7 +187,7 @@ def test_only_a_loop_counters_test_is_rewritten():
     rewritten = count_down_exits_on_the_new_count(header + COUNT_DOWN)
     assert "%more = icmp sgt i64 %next, 0" in rewritten
     assert "%other.more = icmp sgt i64 %less, 0" in rewritten
-    assert "%again = icmp sgt i64 %next, 0" in rewritten  # the same value anywhere it is defined
+    assert "%again = icmp sgt i64 %count, 1" in rewritten  # another block: kept as it was
     ll.parse_assembly(rewritten).verify()
     not_a_counter = COUNT_DOWN.replace("[ %next, %loop ]", "[ %m, %loop ]")
     assert "%more = icmp samesign ugt i64 %count, 1" in count_down_exits_on_the_new_count(

@@ -199,26 +199,29 @@ def count_down_exits_on_the_new_count(text: str) -> str:
     iterates (tests/fuzz_findings/atomic_in_count_down_loop.py). Tested on the decremented
     value, it runs it once an iteration. Only a loop counter is rewritten: a phi whose value
     around the loop is its own decrement, `add nsw count, -1`, which starts from a trip
-    count (never negative), so the two tests agree wherever the decrement is defined.
+    count (never negative), so the two tests agree wherever the decrement is defined; and
+    only a test that follows the decrement in its block, where the decrement is defined.
     """
     if " icmp " not in text or ", -1\n" not in text:
         return text
     lines = text.splitlines()
-    decrement, counters, function = {}, set(), 0
+    counters, function = set(), 0  # (function, phi, its value from around the loop)
     for line in lines:
         function += line.startswith("define ")
-        if found := _COUNT_DOWN.match(line):
-            decrement[(function, found.group(3))] = found.group(1)
-        elif found := _COUNTER_PHI.match(line):
+        if found := _COUNTER_PHI.match(line):
             for value in _PHI_VALUE.findall(found.group(3)):
                 counters.add((function, found.group(1), value))
     out, changed, function = [], False, 0
+    decremented: dict[str, str] = {}  # in this block: a counter -> its decrement
     for line in lines:
-        function += line.startswith("define ")
-        found = _EXIT_TEST.match(line)
-        if found:
+        if line.startswith("define ") or _LABEL.match(line):
+            function += line.startswith("define ")
+            decremented = {}
+        elif found := _COUNT_DOWN.match(line):
+            decremented[found.group(3)] = found.group(1)
+        elif found := _EXIT_TEST.match(line):
             result, type_, count = found.groups()
-            next_ = decrement.get((function, count))
+            next_ = decremented.get(count)
             if next_ is not None and (function, count, next_) in counters:
                 line, changed = f"{result} = icmp sgt {type_} {next_}, 0", True
         out.append(line)
