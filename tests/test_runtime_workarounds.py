@@ -195,31 +195,3 @@ def test_only_a_loop_counters_test_is_rewritten():
     )
     unsigned = COUNT_DOWN.replace("samesign ugt", "ugt").replace("icmp sgt", "icmp ugt")
     assert count_down_exits_on_the_new_count(unsigned) is unsigned  # 0 would pass as ugt -1
-
-
-@pytest.mark.parametrize("front_end", ["numba", "direct"])
-def test_an_atomic_in_a_nested_count_down_loop_runs_once_an_iteration(front_end, monkeypatch):
-    """The runtime ran it 64 times an iteration before the rewrite (fuzz_findings/)."""
-    monkeypatch.setenv("DPEX_KERNELS_FRONT_END", front_end)
-
-    @dk.kernel
-    def count(trips, counts, out, shift):
-        i = dk.get_global_id(0)
-        total = 0
-        for k in range((dk.get_num_groups(0) | 1099511627773) % 4):
-            for j in range((k + np.int64(trips[k])) % 4):
-                total += 1
-                dk.atomic.add(counts, (j + shift * k) % 8, 1)
-        out[i] = total
-
-    rng = np.random.default_rng(5)
-    for _ in range(4):
-        trips = rng.integers(0, 2**32, 3, dtype=np.uint32)
-        counts, out = dpnp.zeros(8, dtype=np.int64), dpnp.zeros(16, dtype=np.int64)
-        count[dk.NdRange(16, 8)](dpnp.asarray(trips), counts, out, -6).wait()
-        expected = np.zeros(8, dtype=np.int64)
-        for k in range(3):
-            for j in range((k + int(trips[k])) % 4):
-                expected[(j - 6 * k) % 8] += 16
-        np.testing.assert_array_equal(dpnp.asnumpy(counts), expected)
-        np.testing.assert_array_equal(dpnp.asnumpy(out), expected.sum() // 16)
