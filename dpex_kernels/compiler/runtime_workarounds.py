@@ -194,7 +194,8 @@ _EXIT_TEST = re.compile(rf"^(\s+{_VALUE}) = icmp (?:samesign ugt|sgt) (i32|i64) 
 def count_down_exits_on_the_new_count(text: str) -> str:
     """A count-down loop's test `count > 1` as `count - 1 > 0`, on the value it counts down to.
 
-    LLVM's loop passes test a counter before its decrement; the Intel OpenCL CPU runtime then
+    LLVM tests a counter before its decrement (InstCombine folds `count - 1 > 0` to that form,
+    so only a rewrite after optimisation keeps the other); the Intel OpenCL CPU runtime then
     ran an atomic operation in such a loop, nested in another, many more times than the loop
     iterates (tests/fuzz_findings/atomic_in_count_down_loop.py). Tested on the decremented
     value, it runs it once an iteration. Only a loop counter is rewritten: a phi whose value

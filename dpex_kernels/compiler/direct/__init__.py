@@ -71,6 +71,8 @@ def compile_direct(py_func, argtypes, symbol: str, *, fastmath: bool = False) ->
 
 
 _contexts: dict[bool, tuple] = {}
+#: implementations kept per context at most (kernels made in a loop with ever new literals)
+_IMPLEMENTATIONS_LIMIT = 4096
 
 
 def _context(fastmath: bool) -> tuple:
@@ -81,11 +83,8 @@ def _context(fastmath: bool) -> tuple:
         flags = device_flags(fastmath=fastmath)
         found = _contexts[fastmath] = (_make_subtarget(sycl_target.target_context, flags), {})
     if len(found[1]) > _IMPLEMENTATIONS_LIMIT:
-        found[1].clear()  # kernels made in a loop with ever new literals
+        found[1].clear()
     return found
-
-
-_IMPLEMENTATIONS_LIMIT = 4096
 
 
 class _Annotation:

@@ -416,8 +416,8 @@ class Lowerer:
                 self.context.call_conv.return_user_exc(
                     builder, ValueError, ("range() arg 3 must not be zero",)
                 )
-        diff = stop if isinstance(start, ir.Constant) and start.constant == 0 else None
-        diff = diff or builder.sub(stop, start)
+        from_zero = isinstance(start, ir.Constant) and start.constant == 0
+        diff = stop if from_zero else builder.sub(stop, start)
         positive_diff = builder.icmp_signed(">", diff, zero)
         if isinstance(step, ir.Constant) and step.constant == 1:  # what the rest comes to
             count = builder.select(positive_diff, diff, zero)

@@ -509,11 +509,12 @@ class Typer:
             finally:
                 self.loops.pop()
             again = self.join([entry, end, *frame.continues], node, "header")
-            settled = _versions(again) == _versions(header)
-            if settled or (_types(again) == _types(header) and reads == self.constants_read):
-                header = again
-                break
+            settled = _versions(again) == _versions(header) or (
+                _types(again) == _types(header) and reads == self.constants_read
+            )
             header = again
+            if settled:
+                break
         else:
             raise Unsupported("loop types do not settle")
         return self.join([header, *frame.breaks], node, "exit")
