@@ -13,27 +13,42 @@ import numpy as np
 import dpex_kernels as dk
 
 WORK_GROUP = 256
-#: Elements per work-item in the first stage, and the most work-groups it uses.
+#: Elements per work-item in a block; a work-group reads BLOCK elements of x at a time.
 PER_ITEM = 32
+BLOCK = WORK_GROUP * PER_ITEM
+#: The most work-groups of the first stage: past MAX_GROUPS * BLOCK elements each reads more blocks.
 MAX_GROUPS = 8192
 #: Kernel element types by array dtype: a dict lookup costs far less than dk.typeof per call.
 ELEMENT_TYPES = {np.dtype(np.float32): dk.float32, np.dtype(np.float64): dk.float64}
 
 
 @dk.func
-def _strided_sum(x, total):
-    """total + this work-item's share of x: elements global_id, + global_size, ...
+def _block_sum(x, total):
+    """total + this work-item's share of x, read so that each sub-group adds up one contiguous
+    run of PER_ITEM x its size elements of each of its work-group's blocks.
 
-    Neighbouring work-items read neighbouring elements, and the trip count is the same for
-    every work-item, so the runtime vectorises the loads across them; the rest comes after.
+    A CPU device runs a sub-group as one vector through its whole loop before the next: a
+    contiguous run is what its prefetcher streams (a stride of the global size between rounds
+    was 1.5x slower). On a GPU each round is one contiguous read per sub-group. Sub-groups are
+    runs of consecutive local ids, as on Intel's devices. The indices are unsigned: never
+    negative, and an index that may look negative keeps a wraparound that the runtime gathers.
     """
-    i = dk.get_global_id(0)
-    step = dk.get_global_size(0)
-    rounds = x.size // step
-    for k in range(rounds):
-        total += x[i + k * step]
-    if i + rounds * step < x.size:
-        total += x[i + rounds * step]
+    lid = dk.get_local_id(0)
+    lane = dk.sub_group.get_local_id()
+    width = dk.sub_group.get_size()
+    run = (lid - lane) * PER_ITEM + lane
+    group = dk.get_group_id(0)
+    groups = dk.get_num_groups(0)
+    blocks = x.size // BLOCK
+    for block in range(group, blocks, groups):
+        start = block * BLOCK + run
+        for k in range(PER_ITEM):
+            total += x[dk.uint64(start + k * width)]
+    if group == groups - 1:  # the rest: fewer than BLOCK elements
+        rest = blocks * BLOCK + lid
+        for k in range(PER_ITEM):
+            if rest + k * WORK_GROUP < x.size:
+                total += x[dk.uint64(rest + k * WORK_GROUP)]
     return total
 
 
@@ -45,7 +60,7 @@ def tree_kernel(dtype):
     def tree_sum(x, partial):
         lid = dk.get_local_id(0)
         scratch = dk.local.array(WORK_GROUP, dtype)
-        total = _strided_sum(x, dtype(0))
+        total = _block_sum(x, dtype(0))
         scratch[lid] = total
         dk.barrier(dk.LOCAL_MEM_FENCE)
         half = WORK_GROUP // 2
@@ -75,7 +90,7 @@ def sub_group_kernel(dtype):
         if lid == 0:
             group_total[0] = 0
         dk.barrier(dk.LOCAL_MEM_FENCE)
-        total = dk.sub_group.reduce_add(_strided_sum(x, dtype(0)))
+        total = dk.sub_group.reduce_add(_block_sum(x, dtype(0)))
         if dk.sub_group.get_local_id() == 0:
             dk.atomic.add(group_total, 0, total)
         dk.barrier(dk.LOCAL_MEM_FENCE)
@@ -86,8 +101,8 @@ def sub_group_kernel(dtype):
 
 
 def groups_for(n: int) -> int:
-    """Work-groups of the first stage for n elements: about PER_ITEM elements per work-item."""
-    return max(1, min(MAX_GROUPS, n // (PER_ITEM * WORK_GROUP)))
+    """Work-groups of the first stage for n elements: one per whole block, at least one."""
+    return max(1, min(MAX_GROUPS, n // BLOCK))
 
 
 def launch_sum(x: dpnp.ndarray, partial: dpnp.ndarray, out: dpnp.ndarray, sub_groups: bool):

@@ -58,6 +58,17 @@ def test_sum_matches_numpy(n, dtype, sub_groups):
     np.testing.assert_allclose(total, host.sum(dtype=np.float64), rtol=tolerance, atol=tolerance)
 
 
+@pytest.mark.parametrize("sub_groups", [False, True])
+def test_sum_reads_every_block_when_work_groups_are_fewer(monkeypatch, sub_groups):
+    """Past MAX_GROUPS blocks a work-group reads several, a grid stride apart, and the last
+    one also the rest: made to happen at a small size by lowering the cap."""
+    monkeypatch.setattr(reduction, "MAX_GROUPS", 3)
+    n = 10 * reduction.BLOCK + 123
+    host = np.random.default_rng(9).standard_normal(n) + 1
+    total = reduction.device_sum(dpnp.asarray(host), sub_groups=sub_groups)
+    np.testing.assert_allclose(total, host.sum(), rtol=1e-12)
+
+
 def test_sum_result_is_copied_after_the_last_stage_on_an_out_of_order_queue():
     """Only the second stage's event orders the copy of the result: on a queue with no
     program order a copy that ran early would read whatever the allocation held."""
