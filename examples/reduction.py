@@ -109,15 +109,12 @@ def launch_sum(x: dpnp.ndarray, partial: dpnp.ndarray, out: dpnp.ndarray, sub_gr
     """Submit both stages: x -> partial[:groups] -> out[0]; returns both events.
 
     The second stage runs after the first as every launch on a queue runs after the one
-    before. On a CPU device the host waits for the first stage before it submits the second:
-    the OpenCL CPU runtime takes 0.1-0.2 ms longer to start a kernel behind a pending event.
+    before: the host submits both at once.
     """
     kernel = (sub_group_kernel if sub_groups else tree_kernel)(ELEMENT_TYPES[x.dtype])
     groups = groups_for(x.size)
     partial = partial[:groups]
     first = kernel[dk.NdRange(groups * WORK_GROUP, WORK_GROUP)](x, partial)
-    if x.sycl_device.is_cpu:
-        first.wait()
     second = kernel[dk.NdRange(WORK_GROUP, WORK_GROUP)](partial, out)
     return first, second
 
