@@ -3,6 +3,7 @@
 import math
 import shutil
 import subprocess
+from array import array
 from collections import OrderedDict
 
 import pytest
@@ -189,3 +190,50 @@ def test_strength_reduction_only_for_loops_of_atomics():
     (dot_sig,), (count_sig,) = dot.definitions, count.definitions
     assert not _byte_offset_chains(dot.inspect_spirv(dot_sig))
     assert _byte_offset_chains(count.inspect_spirv(count_sig))
+
+
+def _module(*instructions: tuple[int, ...]) -> bytes:
+    """A SPIR-V module of these instructions (opcode, operands...), after a 5-word header."""
+    words = array("I", [0x07230203, 0x00010000, 0, 16, 0])
+    for opcode, *operands in instructions:
+        words.extend([(len(operands) + 1) << 16 | opcode, *operands])
+    return words.tobytes()
+
+
+def test_an_integer_operation_of_mixed_widths_is_found():
+    """An OpIMul of a 32-bit result with a 64-bit operand (what the back end wrote after loop
+    strength reduction in fuzz case 20261265784569) is found; same widths, or operands of
+    unknown type, are not."""
+    from dpex_kernels.compiler.spirv_repair import mixed_integer_widths
+
+    int_type, constant, imul, load = 21, 43, 132, 61
+    types = [
+        (int_type, 1, 32, 0),
+        (int_type, 2, 64, 0),
+        (constant, 1, 3, 7),
+        (constant, 2, 4, 9, 0),
+    ]
+    assert mixed_integer_widths(_module(*types, (imul, 1, 5, 3, 4)))
+    assert mixed_integer_widths(_module(*types, (load, 2, 6, 9), (imul, 2, 7, 6, 3)))
+    assert not mixed_integer_widths(_module(*types, (imul, 1, 5, 3, 3), (imul, 2, 6, 4, 4)))
+    assert not mixed_integer_widths(_module(*types, (imul, 1, 5, 3, 12)))  # 12: not typed here
+
+
+def test_strength_reduction_that_mixes_widths_is_emitted_without_it(monkeypatch):
+    """An emission with mixed integer widths is redone with loop strength reduction off."""
+    from dpex_kernels.compiler import codegen, patches
+
+    chosen = []
+    real_flags = patches.emission_flags
+
+    def flags(reduce_strength: bool) -> list[str]:
+        chosen.append(reduce_strength)
+        return real_flags(reduce_strength)
+
+    monkeypatch.setattr(patches, "emission_flags", flags)
+    monkeypatch.setattr(codegen, "mixed_integer_widths", lambda spirv: True)
+    monkeypatch.setattr(codegen, "_emitted", OrderedDict())
+    i2 = dk.usm_array(dk.int32, 2)
+    _, spirv = compile_kernel(_count_rows, (i2, dk.usm_array(dk.int32, 1))).variant(1)
+    assert chosen == [True, False]
+    assert codegen._valid(spirv)

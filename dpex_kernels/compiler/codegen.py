@@ -23,7 +23,12 @@ from .runtime_workarounds import (
     negations_as_fma,
     private_arrays_as_one,
 )
-from .spirv_repair import AmbiguousLabels, emit_in_fresh_processes, repair_label_ids
+from .spirv_repair import (
+    AmbiguousLabels,
+    emit_in_fresh_processes,
+    mixed_integer_widths,
+    repair_label_ids,
+)
 
 TRIPLE = "spirv64-unknown-unknown"
 DATA_LAYOUT = (
@@ -408,6 +413,9 @@ def _emit(module: ll.ModuleRef, kernel_name: str, opt_level: int, text: str) -> 
             spirv = repair_label_ids(spirv)
         except AmbiguousLabels:
             continue  # labels collided with each other: only a new emission helps
+        if reduce_strength and mixed_integer_widths(spirv):
+            reduce_strength = False  # the same module emits valid SPIR-V without it
+            continue
         if not validating or _valid(spirv):
             return spirv
     flags = [*patches.PROCESS_FLAGS, *patches.emission_flags(reduce_strength)]

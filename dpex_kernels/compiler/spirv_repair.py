@@ -1,4 +1,5 @@
-"""A fix for LLVM 22's SPIR-V back end, which now and then numbers basic blocks twice.
+"""Fixes and checks for LLVM 22's SPIR-V back end, which now and then numbers basic blocks
+twice, and with loop strength reduction can mix integer widths in one instruction.
 
 Measured here: for the same input module, between 1 and 9 emissions in 10 give OpLabel ids
 that collide with the module's first type ids ("Id 2 is defined more than once"); the SYCL
@@ -126,6 +127,44 @@ def repair_label_ids(spirv: bytes) -> bytes:
     if sys.byteorder != "little":
         kept.byteswap()
     return kept.tobytes()
+
+
+#: Integer arithmetic whose operands must have its result's width: OpIAdd, OpISub, OpIMul,
+#: OpUDiv, OpSDiv, OpUMod, OpSRem, OpSMod, OpBitwiseOr, OpBitwiseXor, OpBitwiseAnd.
+_SAME_WIDTH_ARITHMETIC = {128, 130, 132, 134, 135, 137, 138, 139, 197, 198, 199}
+#: Opcodes whose word 1 is the result type and word 2 the result id, among those that give
+#: integer values: the above, and OpUndef, OpExtInst, OpConstant, OpConstantNull,
+#: OpSpecConstant, OpFunctionParameter, OpFunctionCall, OpLoad, OpCompositeExtract, the
+#: conversions, OpSNegate, OpSelect, the shifts, OpNot, the atomics that return a value, OpPhi.
+_TYPED_RESULTS = _SAME_WIDTH_ARITHMETIC | {
+    1, 12, 43, 46, 50, 55, 57, 61, 81, 109, 110, 113, 114, 117, 124, 126, 169,
+    194, 195, 196, 200, 227, 229, 230, 232, 233, 234, 235, 236, 237, 238, 239, 240, 241, 242,
+    245,
+}  # fmt: skip
+
+
+def mixed_integer_widths(spirv: bytes) -> bool:
+    """Whether an integer add, multiply, division or bitwise operation has an operand of
+    another width than its result: invalid SPIR-V, which the runtime's build refuses with an
+    empty message. LLVM's loop strength reduction led the back end to write such a multiply
+    (fuzz case 20261265784569: an i32 induction variable times the 64-bit global id)."""
+    words = array("I", spirv)
+    if sys.byteorder != "little":
+        words.byteswap()
+    int_widths: dict[int, int] = {}
+    value_types: dict[int, int] = {}
+    for start, count, opcode in _instructions(words):
+        if opcode == OP_TYPE_INT:
+            int_widths[words[start + 1]] = words[start + 2]
+        elif opcode in _TYPED_RESULTS and count >= 3:
+            value_types[words[start + 2]] = words[start + 1]
+        if opcode in _SAME_WIDTH_ARITHMETIC and count == 5:
+            width = int_widths.get(words[start + 1])
+            for operand in (words[start + 3], words[start + 4]):
+                found = int_widths.get(value_types.get(operand, 0))
+                if width is not None and found is not None and found != width:
+                    return True
+    return False
 
 
 # Emits one LLVM IR module (stdin) as SPIR-V (stdout) in a process of its own.
