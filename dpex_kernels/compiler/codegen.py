@@ -414,7 +414,7 @@ def _emit(module: ll.ModuleRef, kernel_name: str, opt_level: int, text: str) -> 
         except AmbiguousLabels:
             continue  # labels collided with each other: only a new emission helps
         if reduce_strength and mixed_integer_widths(spirv):
-            reduce_strength = False  # the same module emits valid SPIR-V without it
+            reduce_strength = False  # the back end's strength reduction mixed the widths
             continue
         if not validating or _valid(spirv):
             return spirv

@@ -144,10 +144,10 @@ _TYPED_RESULTS = _SAME_WIDTH_ARITHMETIC | {
 
 
 def mixed_integer_widths(spirv: bytes) -> bool:
-    """Whether an integer add, multiply, division or bitwise operation has an operand of
-    another width than its result: invalid SPIR-V, which the runtime's build refuses with an
-    empty message. LLVM's loop strength reduction led the back end to write such a multiply
-    (fuzz case 20261265784569: an i32 induction variable times the 64-bit global id)."""
+    """Whether an integer arithmetic or bitwise operation has an operand of another width
+    than its result: invalid SPIR-V, which the runtime's build refuses with an empty message.
+    LLVM's loop strength reduction led the back end to write such a multiply (fuzz case
+    20261265784569: an i32 induction variable times the 64-bit global id)."""
     words = array("I", spirv)
     if sys.byteorder != "little":
         words.byteswap()
@@ -158,12 +158,13 @@ def mixed_integer_widths(spirv: bytes) -> bool:
             int_widths[words[start + 1]] = words[start + 2]
         elif opcode in _TYPED_RESULTS and count >= 3:
             value_types[words[start + 2]] = words[start + 1]
-        if opcode in _SAME_WIDTH_ARITHMETIC and count == 5:
-            width = int_widths.get(words[start + 1])
-            for operand in (words[start + 3], words[start + 4]):
-                found = int_widths.get(value_types.get(operand, 0))
-                if width is not None and found is not None and found != width:
-                    return True
+        if opcode not in _SAME_WIDTH_ARITHMETIC or count != 5:
+            continue
+        width = int_widths.get(words[start + 1])  # None: not an integer (a vector, say)
+        for operand in (words[start + 3], words[start + 4]):
+            found = int_widths.get(value_types.get(operand, 0))
+            if width is not None and found is not None and found != width:
+                return True
     return False
 
 
