@@ -37,6 +37,16 @@ class AmbiguousLabels(ValueError):
     so the emission cannot be repaired, only redone."""
 
 
+def _words(spirv: bytes) -> array | None:
+    """The module's 32-bit words in this machine's order, or None if it is not SPIR-V."""
+    if len(spirv) < 20 or len(spirv) % 4:
+        return None
+    words = array("I", spirv)
+    if sys.byteorder != "little":  # SPIR-V from this back end is little-endian
+        words.byteswap()
+    return words if words[0] == 0x07230203 else None
+
+
 def _instructions(words: array):
     """(start, word count, opcode) of every instruction after the 5-word header."""
     position = 5
@@ -53,12 +63,8 @@ def repair_label_ids(spirv: bytes) -> bytes:
 
     Raises AmbiguousLabels for an emission whose labels collide with each other.
     """
-    if len(spirv) < 20 or len(spirv) % 4:
-        return spirv
-    words = array("I", spirv)
-    if sys.byteorder != "little":  # SPIR-V from this back end is little-endian
-        words.byteswap()
-    if words[0] != 0x07230203:
+    words = _words(spirv)
+    if words is None:
         return spirv
     module_ids: set[int] = set()
     int_widths: dict[int, int] = {}
@@ -148,9 +154,9 @@ def mixed_integer_widths(spirv: bytes) -> bool:
     than its result: invalid SPIR-V, which the runtime's build refuses with an empty message.
     LLVM's loop strength reduction led the back end to write such a multiply (fuzz case
     20261265784569: an i32 induction variable times the 64-bit global id)."""
-    words = array("I", spirv)
-    if sys.byteorder != "little":
-        words.byteswap()
+    words = _words(spirv)
+    if words is None:
+        return False
     int_widths: dict[int, int] = {}
     value_types: dict[int, int] = {}
     for start, count, opcode in _instructions(words):
