@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT) not in sys.path:  # so `pytest` works without an editable install
+if str(ROOT) not in sys.path:  # examples/ and tests/ import as packages; the package is in src/
     sys.path.insert(0, str(ROOT))
 
 # Every SPIR-V module compiled by the tests is checked by spirv-val (where it is installed),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -23,8 +24,15 @@ def test_python_blocks_run(document, tmp_path):
     source = "\n\n".join(_BLOCK.findall(document.read_text()))
     script = tmp_path / f"{document.stem}_snippets.py"
     script.write_text(source)
+    # As from the clone's root, where `from examples import ...` finds the examples.
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
     done = subprocess.run(
-        [sys.executable, str(script)], capture_output=True, text=True, timeout=600, cwd=tmp_path
+        [sys.executable, str(script)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=tmp_path,
+        env=env,
     )
     assert done.returncode == 0, f"{document.name}:\n{done.stderr[-3000:]}"
 
