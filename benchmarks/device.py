@@ -13,8 +13,8 @@ import dpctl.program
 import dpnp
 import numpy as np
 
-from dpex_kernels.compiler.lowering import param_of
 from dpex_kernels.types import params
+from dpex_kernels.types.usm_array_type import param_of
 
 from .kernels import PY_KERNELS
 

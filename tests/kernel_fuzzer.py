@@ -988,7 +988,7 @@ _INTERNAL = re.compile(
 def _host_simd_kernel(function, sig, options: dict):
     """The kernel compiled as a streaming host-SIMD kernel, or None where the compiler refuses
     it as such (compiler/host_simd.py: a Refusal is not a failure)."""
-    from dpex_kernels.compiler.host_simd import STREAM, Refusal
+    from dpex_kernels.compiler.backend.host_simd import STREAM, Refusal
     from dpex_kernels.dispatcher.jit_kernel import JitKernel
 
     kernel = JitKernel(function, host_simd=STREAM, **options)

@@ -14,7 +14,8 @@ import pytest
 from numba.core import lowering, types, untyped_passes
 
 import dpex_kernels as dk
-from dpex_kernels.compiler import codegen, functions
+from dpex_kernels.compiler import functions
+from dpex_kernels.compiler.backend import emit
 from tests import kernel_fuzzer
 
 
@@ -239,7 +240,7 @@ def test_one_module_is_emitted_as_the_same_spirv_every_time():
     kernel[8](a, out).wait()
     (compiled,) = kernel.definitions.values()
     emitted = {
-        codegen.emit_spirv(llvm.parse_assembly(compiled.llvm_ir), "scale", 3, compiled.llvm_ir)
+        emit.emit_spirv(llvm.parse_assembly(compiled.llvm_ir), compiled.llvm_ir, 3, False, "scale")
         for _ in range(60)
     }
     assert len(emitted) == 1

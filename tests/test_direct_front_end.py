@@ -14,7 +14,7 @@ import pytest
 from conftest_kernels import run_python
 
 import dpex_kernels as dk
-from dpex_kernels.compiler import direct
+from dpex_kernels.compiler.frontend import direct
 
 F32 = dk.usm_array(dk.float32, 1)
 F64 = dk.usm_array(dk.float64, 1)

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import dpex_kernels as dk
-from dpex_kernels.compiler import compile as compile_module
+from dpex_kernels.compiler.backend import llvm
 
 ARR = dk.usm_array(dk.float64, 1)
 
@@ -106,7 +106,7 @@ def test_an_internal_compiler_error_says_so_and_keeps_its_traceback(monkeypatch)
     def broken(*args, **kwargs):
         raise AttributeError("a bug in the compiler")
 
-    monkeypatch.setattr(compile_module.codegen, "link_modules", broken)
+    monkeypatch.setattr(llvm, "link_modules", broken)
 
     @dk.kernel
     def fine(a):

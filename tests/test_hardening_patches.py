@@ -12,7 +12,7 @@ import pytest
 from numba.core import compiler
 
 import dpex_kernels as dk
-from dpex_kernels.compiler import direct
+from dpex_kernels.compiler.frontend import direct
 from dpex_kernels.compiler.patches import collector_paused
 
 CPU_CODE_BEFORE_AND_AFTER = textwrap.dedent(

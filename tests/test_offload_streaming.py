@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from numba import prange
 
 import dpex_kernels as dk
-from dpex_kernels.compiler import host_simd
+from dpex_kernels.compiler.backend import host_simd
 from dpex_kernels.offloading import host
 from dpex_kernels.offloading.host import first_address, streaming_bytes
 from dpex_kernels.offloading.kernels import REDUCTION_CHUNK, STREAM_CHUNK

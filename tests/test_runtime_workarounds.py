@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 import dpex_kernels as dk
-from dpex_kernels.compiler import codegen
-from dpex_kernels.compiler.runtime_workarounds import (
+from dpex_kernels.compiler.backend import llvm
+from dpex_kernels.compiler.backend.rewrites import (
     count_down_exits_on_the_new_count,
     negations_as_fma,
     private_arrays_as_one,
@@ -57,15 +57,15 @@ attributes #0 = { convergent }
 
 
 def test_the_rewrite_makes_valid_modules_of_scalar_and_vector_negations():
-    header = f'target triple = "{codegen.TRIPLE}"\ntarget datalayout = "{codegen.DATA_LAYOUT}"\n'
+    header = f'target triple = "{llvm.TRIPLE}"\ntarget datalayout = "{llvm.DATA_LAYOUT}"\n'
     rewritten = negations_as_fma(header + MODULE)
     assert " fneg " not in rewritten
     assert "@llvm.fma.v2f64(<2 x double> %x, <2 x double> <double -1.0, double -1.0>" in rewritten
     assert "@llvm.fma.f32(float %s, float -1.0, float -0.0)" in rewritten
     module = ll.parse_assembly(rewritten)
     module.verify()
-    codegen._ensure_llvm()
-    assert codegen._target_machine(2).emit_object(module)[:4] == b"\x03\x02\x23\x07"
+    llvm.ensure_llvm()
+    assert llvm.target_machine(2).emit_object(module)[:4] == b"\x03\x02\x23\x07"
 
 
 def test_modules_without_barriers_keep_their_negations():
@@ -133,7 +133,7 @@ declare void @llvm.lifetime.end.p0(ptr)
 
 
 def test_only_private_arrays_that_meet_become_one():
-    header = f'target triple = "{codegen.TRIPLE}"\ntarget datalayout = "{codegen.DATA_LAYOUT}"\n'
+    header = f'target triple = "{llvm.TRIPLE}"\ntarget datalayout = "{llvm.DATA_LAYOUT}"\n'
     rewritten = private_arrays_as_one(header + SELECTED)
     assert "%dpex.private.0 = alloca [32 x i8], align 8" in rewritten  # 16 bytes, then 16
     assert "%a = getelementptr inbounds i8, ptr %dpex.private.0, i64 0" in rewritten
@@ -143,8 +143,8 @@ def test_only_private_arrays_that_meet_become_one():
     assert "lifetime.start.p0(ptr nonnull %alone)" in rewritten
     module = ll.parse_assembly(rewritten)
     module.verify()
-    codegen._ensure_llvm()
-    assert codegen._target_machine(2).emit_object(module)[:4] == b"\x03\x02\x23\x07"
+    llvm.ensure_llvm()
+    assert llvm.target_machine(2).emit_object(module)[:4] == b"\x03\x02\x23\x07"
     apart = SELECTED.replace("ptr %e, ptr %b", "ptr %e, ptr %e")
     assert private_arrays_as_one(apart) is apart
     later = SELECTED.replace(  # an alloca past the entry block need not dominate the others
@@ -183,7 +183,7 @@ done:
 
 
 def test_only_a_loop_counters_test_is_rewritten():
-    header = f'target triple = "{codegen.TRIPLE}"\ntarget datalayout = "{codegen.DATA_LAYOUT}"\n'
+    header = f'target triple = "{llvm.TRIPLE}"\ntarget datalayout = "{llvm.DATA_LAYOUT}"\n'
     rewritten = count_down_exits_on_the_new_count(header + COUNT_DOWN)
     assert "%more = icmp sgt i64 %next, 0" in rewritten
     assert "%other.more = icmp sgt i64 %less, 0" in rewritten

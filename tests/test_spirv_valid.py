@@ -93,7 +93,7 @@ def _label_and_module_ids(spirv: bytes) -> tuple[list[int], set[int]]:
     """Every OpLabel id, and every id defined before the first function (types, constants)."""
     from array import array
 
-    from dpex_kernels.compiler import spirv_repair as r
+    from dpex_kernels.compiler.backend import spirv_repair as r
 
     words = array("I", spirv)
     labels, module_ids, in_function = [], set(), False
@@ -114,13 +114,13 @@ def test_label_repair_gives_every_label_its_own_id():
     of one function with one id) is refused, so that codegen emits it again."""
     import llvmlite.binding as ll
 
-    from dpex_kernels.compiler import codegen
-    from dpex_kernels.compiler.spirv_repair import AmbiguousLabels, repair_label_ids
+    from dpex_kernels.compiler.backend import llvm
+    from dpex_kernels.compiler.backend.spirv_repair import AmbiguousLabels, repair_label_ids
 
     llvm_ir, _ = compile_kernel(_loops, (dk.usm_array(dk.float64, 2, "A"), f64)).variant(1)
     collided = ambiguous = 0
     for _ in range(40):
-        raw = codegen._target_machine(3).emit_object(ll.parse_assembly(llvm_ir))
+        raw = llvm.target_machine(3).emit_object(ll.parse_assembly(llvm_ir))
         labels, module_ids = _label_and_module_ids(raw)
         collided += bool(module_ids & set(labels))
         try:
@@ -134,7 +134,7 @@ def test_label_repair_gives_every_label_its_own_id():
 
 
 def test_label_repair_leaves_other_bytes_alone():
-    from dpex_kernels.compiler.spirv_repair import repair_label_ids
+    from dpex_kernels.compiler.backend.spirv_repair import repair_label_ids
 
     assert repair_label_ids(b"not spir-v at all") == b"not spir-v at all"
 
@@ -142,18 +142,18 @@ def test_label_repair_leaves_other_bytes_alone():
 def test_labels_that_collide_in_every_emission_here_are_emitted_in_a_fresh_process(monkeypatch):
     """After some kernels the back end's state made one module's labels collide in every
     emission of this process (the bounded fuzz campaign, 50 in 50); a fresh process emits it."""
-    from dpex_kernels.compiler import codegen
-    from dpex_kernels.compiler.spirv_repair import AmbiguousLabels
+    from dpex_kernels.compiler.backend import emit
+    from dpex_kernels.compiler.backend.spirv_repair import AmbiguousLabels
 
     def always_collides(spirv):
         raise AmbiguousLabels("label id 2 defined twice in function 0")
 
-    monkeypatch.setattr(codegen, "repair_label_ids", always_collides)
-    monkeypatch.setattr(codegen, "_emitted", OrderedDict())  # an earlier test emitted _loops
+    monkeypatch.setattr(emit, "repair_label_ids", always_collides)
+    monkeypatch.setattr(emit, "_emitted", OrderedDict())  # an earlier test emitted _loops
     _, spirv = compile_kernel(_loops, (dk.usm_array(dk.float64, 2, "A"), f64)).variant(1)
     labels, module_ids = _label_and_module_ids(spirv)
     assert len(set(labels)) == len(labels) and not module_ids & set(labels)
-    assert codegen._valid(spirv)
+    assert emit._valid(spirv)
 
 
 def _dot_rows(a, b, out):
@@ -204,7 +204,7 @@ def test_an_integer_operation_of_mixed_widths_is_found():
     """An OpIMul of a 32-bit result with a 64-bit operand (what the back end wrote after loop
     strength reduction in fuzz case 20261265784569) is found; same widths, or operands of
     unknown type, are not."""
-    from dpex_kernels.compiler.spirv_repair import mixed_integer_widths
+    from dpex_kernels.compiler.backend.spirv_repair import mixed_integer_widths
 
     int_type, constant, imul, load = 21, 43, 132, 61
     types = [
@@ -221,19 +221,19 @@ def test_an_integer_operation_of_mixed_widths_is_found():
 
 def test_strength_reduction_that_mixes_widths_is_emitted_without_it(monkeypatch):
     """An emission with mixed integer widths is redone with loop strength reduction off."""
-    from dpex_kernels.compiler import codegen, patches
+    from dpex_kernels.compiler.backend import emit
 
     chosen = []
-    real_flags = patches.emission_flags
+    real_flags = emit.emission_flags
 
     def flags(reduce_strength: bool) -> list[str]:
         chosen.append(reduce_strength)
         return real_flags(reduce_strength)
 
-    monkeypatch.setattr(patches, "emission_flags", flags)
-    monkeypatch.setattr(codegen, "mixed_integer_widths", lambda spirv: True)
-    monkeypatch.setattr(codegen, "_emitted", OrderedDict())
+    monkeypatch.setattr(emit, "emission_flags", flags)
+    monkeypatch.setattr(emit, "mixed_integer_widths", lambda spirv: True)
+    monkeypatch.setattr(emit, "_emitted", OrderedDict())
     i2 = dk.usm_array(dk.int32, 2)
     _, spirv = compile_kernel(_count_rows, (i2, dk.usm_array(dk.int32, 1))).variant(1)
     assert chosen == [True, False]
-    assert codegen._valid(spirv)
+    assert emit._valid(spirv)

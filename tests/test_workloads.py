@@ -260,7 +260,7 @@ import numba.core.compiler
 import numpy as np
 
 import dpex_kernels as dk
-from dpex_kernels.compiler import codegen
+from dpex_kernels.compiler.backend import emit, llvm
 from dpex_kernels.dispatcher import jit_kernel
 from examples import matmul_tiled
 
@@ -272,8 +272,8 @@ def refuse(*args, **kwargs):
 if sys.argv[1] == "hit":  # any Numba or LLVM work from here on fails the launch
     numba.core.compiler.compile_extra = refuse
     jit_kernel.compile_kernel = refuse
-    for stage in ("link_modules", "optimise", "emit_spirv"):
-        setattr(codegen, stage, refuse)
+    for module, stage in ((llvm, "link_modules"), (llvm, "optimise"), (emit, "emit_spirv")):
+        setattr(module, stage, refuse)
 kernel = dk.kernel(cache=True)(matmul_tiled.matmul_kernel.py_func)
 a = np.arange(20 * 20, dtype=np.float32).reshape(20, 20)
 c = dpnp.empty((20, 20), dtype="f4")

@@ -1,14 +1,14 @@
 """On-disk cache of compiled kernels (cache=True): content-hash keys, plain data, atomic writes.
 
-An entry is a zip file of plain data: entry.json (the key, the kernel's name and options, and
-the description that AOT bundles use too, aot/artifacts.py), the SPIR-V and optimised LLVM IR
+An entry is a zip file of plain data: entry.json (the key and the description that AOT bundles
+use too, artifacts/files.py: name, options, target, facts), the SPIR-V and optimised LLVM IR
 of each launch dimension count built so far, and the linked LLVM IR from which the other
 counts are built when a launch needs them. Every file has a SHA-256 in entry.json; nothing is
 unpickled or imported from the cache directory. An entry's key hashes the kernel's bytecode,
 everything the bytecode reaches by name (device functions, recursively; global constants),
-the signature, the options and the library versions, so editing the kernel or a device
-function it calls makes a new key. An entry that is foreign (another key's), truncated or
-altered is ignored and rebuilt, never loaded.
+the signature, the options, the target device and the library versions, so editing the
+kernel or a device function it calls makes a new key. An entry that is foreign (another
+key's), truncated or altered is ignored and rebuilt, never loaded.
 """
 
 from __future__ import annotations
@@ -26,10 +26,13 @@ import numba
 import numba.core.dispatcher
 import numpy as np
 
-from .aot import artifacts as artifacts_module
+from .artifacts import files
+from .artifacts.kernel import NDIMS, Builder, KernelArtifact
+from .artifacts.options import CompileOptions
+from .artifacts.target import Target
 from .program_binaries import cache_dir, write_atomically
 
-MAGIC = "dpex_kernels cache 2"
+MAGIC = "dpex_kernels cache 3"
 
 
 def _hash_value(value: object, hasher, seen: set[int]) -> None:
@@ -86,14 +89,15 @@ def _hash_function(func: types.FunctionType, hasher, seen: set[int]) -> None:
     _hash_value(func.__defaults__, hasher, seen)
 
 
-def entry_key(py_func, argtypes, options: dict) -> str:
+def entry_key(py_func, argtypes, options: CompileOptions, target: Target) -> str:
     """The cache key of one kernel compilation."""
     from . import __version__
 
     hasher = hashlib.sha256()
     _hash_function(py_func, hasher, set())
     hasher.update(repr(tuple(str(t) for t in argtypes)).encode())
-    hasher.update(repr(sorted((k, v) for k, v in options.items() if k != "cache")).encode())
+    hasher.update(options.key().encode())
+    hasher.update(target.key().encode())
     hasher.update(f"{__version__}|{numba.__version__}|{llvmlite.__version__}".encode())
     return f"{py_func.__name__}-{hasher.hexdigest()[:40]}"
 
@@ -102,29 +106,24 @@ def _path(key: str) -> Path:
     return cache_dir() / f"{key}.dpk"
 
 
-def _entry_bytes(key: str, artifacts) -> bytes | None:
-    """The entry for `artifacts` (a zip of entry.json and its files), or None when the
-    artifacts hold what plain data cannot name (a debug-mode exception of a user class)."""
-    if not artifacts_module.builtin_exceptions(artifacts.exceptions):
+def _entry_bytes(key: str, artifact: KernelArtifact) -> bytes | None:
+    """The entry for `artifact` (a zip of entry.json and its files), or None when the
+    artifact holds what plain data cannot name (a debug-mode exception of a user class)."""
+    if not files.builtin_exceptions(artifact.exceptions):
         return None
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED) as archive:
-        ndims = [n for n in artifacts_module.NDIMS if artifacts.has_variant(n)]
-        definition = artifacts_module.describe(artifacts, archive.writestr, "code", ndims)
+        ndims = [n for n in NDIMS if artifact.has_variant(n)]
+        definition = files.describe(artifact, archive.writestr, "code", ndims)
         extra = {
-            "linked.ll": artifacts.linked_ir.encode(),
-            "types.txt": artifacts.type_annotation.encode(),
+            "linked.ll": artifact.linked_ir.encode(),
+            "types.txt": artifact.type_annotation.encode(),
         }
         for name, data in extra.items():
             archive.writestr(name, data)
         entry = {
             "format": MAGIC,
             "key": key,
-            "name": artifacts.name,
-            "opt_level": artifacts.opt_level,
-            "native_float_atomics": sorted(artifacts.native_float_atomics),
-            "host_simd": artifacts.host_simd,
-            "sub_group_size": artifacts.sub_group_size,
             "files": {name: hashlib.sha256(data).hexdigest() for name, data in extra.items()},
             "definition": definition,
         }
@@ -132,66 +131,39 @@ def _entry_bytes(key: str, artifacts) -> bytes | None:
     return buffer.getvalue()
 
 
-def _artifacts_of(key: str, data: bytes):
-    """The KernelArtifacts an entry describes; CorruptArtifacts (or a zip error) if it is
-    not exactly an entry written for `key`."""
-    from .compiler.compile import KernelArtifacts
-
+def _artifact_of(key: str, data: bytes, builder: Builder) -> KernelArtifact:
+    """The artifact an entry describes, which makes further variants with `builder`;
+    CorruptArtifacts (or a zip error) if it is not exactly an entry written for `key`."""
     with zipfile.ZipFile(io.BytesIO(data)) as archive:
         entry = json.loads(archive.read("entry.json"))
         if not isinstance(entry, dict) or entry.get("format") != MAGIC or entry.get("key") != key:
-            raise artifacts_module.CorruptArtifacts("a foreign entry")
-        fields = artifacts_module.read(entry["definition"], archive.read)
-        files = entry["files"]
+            raise files.CorruptArtifacts("a foreign entry")
+        checksums = entry["files"]
 
         def text(name: str) -> str:
-            return artifacts_module.checked_file(archive.read, name, files[name]).decode()
+            return files.checked_file(archive.read, name, checksums[name]).decode()
 
-        name, opt_level = entry["name"], entry["opt_level"]
-        native = entry["native_float_atomics"]
-        host_simd = entry.get("host_simd", "")
-        sub_group_size = entry.get("sub_group_size", 0)
-        if (
-            not isinstance(name, str)
-            or opt_level not in range(4)
-            or not isinstance(native, list)
-            or not all(isinstance(n, str) for n in native)
-            or host_simd not in ("", "stream", "reduce")
-            or type(sub_group_size) is not int
-            or sub_group_size < 0
-        ):
-            raise artifacts_module.CorruptArtifacts("the entry's fields have the wrong types")
-        artifacts = KernelArtifacts(
-            name=name,
-            symbol=fields["symbol"],
-            argtypes=(),
+        return files.read(
+            entry["definition"],
+            archive.read,
             linked_ir=text("linked.ll"),
             type_annotation=text("types.txt"),
-            error_flag=fields["error_flag"],
-            exceptions=fields["exceptions"],
-            opt_level=opt_level,
-            timings={},
-            native_float_atomics=frozenset(native),
-            host_simd=host_simd,
-            sub_group_size=sub_group_size,
+            builder=builder,
         )
-    if artifacts.default_ndim != fields["default_ndim"]:
-        raise artifacts_module.CorruptArtifacts("the entry's IR does not match its description")
-    artifacts._variants.update(fields["variants"])
-    return artifacts
 
 
-def load(key: str):
-    """The KernelArtifacts stored under `key`, or None when absent, foreign, truncated or
-    corrupt (then the caller compiles and stores a new entry). Nothing is unpickled."""
+def load(key: str, builder: Builder) -> KernelArtifact | None:
+    """The artifact stored under `key` (making further variants with `builder`), or None when
+    absent, foreign, truncated or corrupt (then the caller compiles and stores a new entry).
+    Nothing is unpickled."""
     try:
         data = _path(key).read_bytes()
     except OSError:
         return None
     try:
-        return _artifacts_of(key, data)
+        return _artifact_of(key, data, builder)
     except (
-        artifacts_module.CorruptArtifacts,
+        files.CorruptArtifacts,
         zipfile.BadZipFile,
         zipfile.LargeZipFile,
         KeyError,
@@ -204,9 +176,9 @@ def load(key: str):
         return None
 
 
-def store(key: str, artifacts) -> None:
+def store(key: str, artifact: KernelArtifact) -> None:
     """Write an entry atomically (a temporary file renamed into place); failures are ignored."""
-    payload = _entry_bytes(key, artifacts)
+    payload = _entry_bytes(key, artifact)
     if payload is None:
         return
     write_atomically(_path(key), payload)

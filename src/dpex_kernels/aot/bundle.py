@@ -1,8 +1,8 @@
 """Ahead-of-time bundles: build() writes the SPIR-V and signatures of eager kernels to a file.
 
-A bundle is a zip archive: manifest.json (kernels, parameters, signatures, devices, and each
-definition's description from aot/artifacts.py) and, per definition and launch dimension
-count, its SPIR-V and LLVM IR. aot/runtime.py reads it back with dpctl alone.
+A bundle is a zip archive: manifest.json (kernels, their parameter names and signatures, and
+each definition's description from artifacts/files.py) and, per definition and launch
+dimension count, its SPIR-V and LLVM IR. aot/runtime.py reads it back with dpctl alone.
 """
 
 from __future__ import annotations
@@ -10,12 +10,10 @@ from __future__ import annotations
 import json
 import types
 import zipfile
-from dataclasses import asdict
 from pathlib import Path
 
+from ..artifacts.files import describe
 from ..dispatcher.jit_kernel import JitKernel
-from ..types.spec import ArraySpec
-from .artifacts import describe
 from .runtime import FORMAT, VERSION
 
 
@@ -43,14 +41,6 @@ def _collect(kernels) -> list[JitKernel]:
     return chosen
 
 
-def _param(param) -> dict:
-    if isinstance(param, ArraySpec):
-        fields = asdict(param)
-        fields.pop("contiguity")
-        return {"array": fields}
-    return {"scalar": param}
-
-
 def build(kernels, path: str | Path) -> Path:
     """Write a bundle of the eager kernels in `kernels`: a list of them, or a module.
 
@@ -65,14 +55,7 @@ def build(kernels, path: str | Path) -> Path:
                 description = describe(
                     compiled.artifacts, archive.writestr, f"{kernel.__name__}/{index}"
                 )
-                entry["definitions"].append(
-                    {
-                        "signature": str(sig),
-                        "device": compiled.device,
-                        "params": [_param(p) for p in compiled.params],
-                        **description,
-                    }
-                )
+                entry["definitions"].append({"signature": str(sig), **description})
             manifest["kernels"].append(entry)
         archive.writestr("manifest.json", json.dumps(manifest, indent=1))
     return path

@@ -11,19 +11,12 @@ import json
 import zipfile
 from pathlib import Path
 
+from ..artifacts.files import CorruptArtifacts, read
 from ..dispatcher.compiled import CompiledKernel
 from ..dispatcher.launch import KernelBase
-from ..types.spec import ArraySpec
-from .artifacts import BundledArtifacts, CorruptArtifacts, read
 
 FORMAT = "dpex_kernels bundle"
-VERSION = 2  # 2: per-file checksums in the shared description (aot/artifacts.py)
-
-
-def _param(description: dict):
-    if "array" in description:
-        return ArraySpec(**description["array"])
-    return description["scalar"]
+VERSION = 3  # 3: options, target and code facts in the shared description (artifacts/files.py)
 
 
 class BundledKernel(KernelBase):
@@ -75,11 +68,10 @@ def load(path: str | Path, cache: bool = False) -> Bundle:
             for entry in manifest["kernels"]:
                 kernel = BundledKernel(entry["name"], tuple(entry["params"]))
                 for definition in entry["definitions"]:
-                    artifacts = BundledArtifacts(entry["name"], read(definition, archive.read))
-                    params = tuple(_param(p) for p in definition["params"])
+                    artifact = read(definition, archive.read)
                     signature = definition["signature"]
                     kernel.definitions[signature] = CompiledKernel(
-                        signature, definition["device"], artifacts, params, keep_binaries=cache
+                        signature, artifact, keep_binaries=cache
                     )
                 kernels[entry["name"]] = kernel
     except (zipfile.BadZipFile, KeyError, json.JSONDecodeError, CorruptArtifacts) as exc:

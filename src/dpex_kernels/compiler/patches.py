@@ -22,9 +22,8 @@ from __future__ import annotations
 
 import contextlib
 import gc
-import re
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import llvmlite
 import llvmlite.binding as ll
@@ -71,69 +70,29 @@ def _do_boundscheck(context, builder, ind, dimlen, axis=None):
 
 
 @contextlib.contextmanager
-def llvm_options():
-    """LLVM's options for optimising device code, restored to LLVM's defaults afterwards.
+def llvm_options(options: Sequence[tuple[str, str]]):
+    """LLVM command-line options for one optimisation or emission of device code: each pair
+    is (option set inside, option that restores LLVM's default after). Which options a module
+    gets is the back end's choice (compiler/backend/workarounds.py).
 
-    Exit-value replacement turns loop sums into closed forms over i65 and wider integers,
-    which the SPIR-V back end aborts the process on. Linear function test replacement narrows
-    a loop counter to the width of its trip count (i2 for a loop of `n % 4` trips), which
-    SPIR-V lacks, so a valid kernel was refused (tests/fuzz_findings/
-    narrow_induction_variable.py). LLVM options are process-wide, so they are set only under
-    Numba's global compiler lock, which Numba's CPU compiler holds while it optimises: no CPU
-    function is ever optimised with them.
+    LLVM options are process-wide, so they are set only under Numba's global compiler lock,
+    which Numba's CPU compiler holds while it optimises: no CPU function is ever optimised or
+    emitted with them.
     """
     with global_compiler_lock:
-        ll.set_option("dpex_kernels", "-replexitval=never")
-        ll.set_option("dpex_kernels", "-disable-lftr")
+        for option, _ in options:
+            ll.set_option("dpex_kernels", option)
         try:
             yield
         finally:
-            ll.set_option("dpex_kernels", "-replexitval=cheap")
-            ll.set_option("dpex_kernels", "-disable-lftr=false")
+            for _, default in options:
+                ll.set_option("dpex_kernels", default)
 
 
-_INTEGER_ATOMIC = re.compile(
-    r"atomicrmw (?:volatile )?(?:add|sub|and|or|xor|max|min|umax|umin|xchg) "
-)
-_FLOAT_ATOMIC = re.compile(r"atomicrmw (?:volatile )?f(?:add|sub|max|min) ")
-
-
-def strength_reduction(llvm_ir: str) -> bool:
-    """Whether SPIR-V emission may run loop strength reduction on this module.
-
-    Loop strength reduction rewrites a loop's array indices into byte offsets shared by the
-    arrays (i8 access chains), which keep the OpenCL CPU runtime from vectorising the loop
-    across work-items: `total += a[j] * b[j]` ran 4-6x slower than the same OpenCL C, the tiled
-    matmul 1.4x. A loop of integer atomics (compare-exchange loops included) is not vectorised
-    anyway, and there the reduced indices are faster: the 256-bin histogram took 13.0 ms
-    without, 5.0 ms with (2^22 values, quiet run). Native float atomics are the exception: with
-    them the float-weight histogram took 106 ms with, 11.5 ms without.
-    """
-    integer_atomics = "cmpxchg " in llvm_ir or _INTEGER_ATOMIC.search(llvm_ir) is not None
-    return integer_atomics and _FLOAT_ATOMIC.search(llvm_ir) is None
-
-
-def emission_flags(reduce_strength: bool) -> list[str]:
-    """The LLVM options of one SPIR-V emission (also given to a fresh emitting process)."""
-    return [f"-disable-lsr={0 if reduce_strength else 1}"]
-
-
-def set_llvm_flags(flags: list[str]) -> None:
-    """Set LLVM options in a process of its own that emits SPIR-V (spirv_repair.py)."""
+def set_llvm_flags(flags: Sequence[str]) -> None:
+    """Set LLVM options in a process of its own that emits SPIR-V (compiler/backend/emit.py)."""
     for flag in flags:
         ll.set_option("dpex_kernels", flag)
-
-
-@contextlib.contextmanager
-def emission_options(reduce_strength: bool):
-    """LLVM's options for emitting SPIR-V, restored afterwards (under the same lock)."""
-    with global_compiler_lock:
-        for flag in emission_flags(reduce_strength):
-            ll.set_option("dpex_kernels", flag)
-        try:
-            yield
-        finally:
-            ll.set_option("dpex_kernels", "-disable-lsr=0")
 
 
 # Native float atomics (atomicrmw fadd/fsub/fmin/fmax), which codegen writes only for devices

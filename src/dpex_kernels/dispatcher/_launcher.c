@@ -1239,7 +1239,7 @@ static PyTypeObject KernelCoreType = {
     .tp_as_mapping = &KernelCore_mapping,
 };
 
-/* ---- entry points for Numba-compiled host code (dispatcher/njit.py) ------------------------
+/* ---- entry points for Numba-compiled host code (dispatcher/njit_launch.py) -----------------
    Exported C functions whose addresses njit.py registers with LLVM. Each takes the GIL itself,
    so @njit(nogil=True) code may call them too. */
 
@@ -1590,7 +1590,7 @@ static PyMethodDef module_methods[] = {
     {"arg_types", arg_types, METH_NOARGS, "The DPCTLKernelArgType of each slot kind."},
     {"array_key", array_key, METH_O, "What decides a USM array's type, read from its struct."},
     {"c_functions", c_functions, METH_NOARGS,
-     "Addresses of the entry points for Numba-compiled code (dispatcher/njit.py)."},
+     "Addresses of the entry points for Numba-compiled code (dispatcher/njit_launch.py)."},
     {NULL}};
 
 static struct PyModuleDef module = {

@@ -5,34 +5,15 @@ Numba-free: JIT kernels and AOT bundles both hold CompiledKernels.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 import dpctl
 
 from .._runtime import DeviceLimits, device_by_canonical_name
+from ..artifacts.kernel import KernelArtifact
 from ..device import KernelAttributes, build_kernel
 from ..errors import KernelCompileError
 from ..types.params import kernel_slots
-
-_LLVM_SIZES = {"i1": 1, "i8": 1, "i16": 2, "i32": 4, "i64": 8, "half": 2, "float": 4, "double": 8}
-# A work-group local array: a global in addrspace(3) of an array type, e.g. [16 x [16 x float]].
-_LOCAL_ARRAY = re.compile(r"addrspace\(3\) global ((?:\[\d+ x )+)(\w+)\]")
-
-
-def _needed_aspects(llvm_ir: str) -> tuple[str, ...]:
-    return ("fp64",) if " double" in llvm_ir else ()
-
-
-def local_memory_bytes(llvm_ir: str) -> int:
-    """The bytes of work-group local memory the kernel's local arrays take."""
-    total = 0
-    for dims, element in _LOCAL_ARRAY.findall(llvm_ir):
-        count = 1
-        for n in re.findall(r"\d+", dims):
-            count *= int(n)
-        total += count * _LLVM_SIZES.get(element, 8)
-    return total
 
 
 @dataclass
@@ -50,22 +31,20 @@ class CompiledKernel:
     def __init__(
         self,
         signature,
-        device: str,
-        artifacts,
-        params: tuple,
+        artifacts: KernelArtifact,
         on_new_variant=None,
         keep_binaries: bool = False,
     ):
         self.signature = signature
-        self.device = device
+        self.device = device = artifacts.target.device
         self.artifacts = artifacts
         #: The numba-free parameter descriptions (ArraySpec or scalar name) and their slots.
-        self.params = params
-        self.slots = kernel_slots(params)
+        self.params = artifacts.params
+        self.slots = kernel_slots(self.params)
         self._on_new_variant = on_new_variant
         self._keep_binaries = keep_binaries  # cache=True: device binaries on disk too
         self._queue = dpctl.SyclQueue(device_by_canonical_name(device))
-        self.local_memory = local_memory_bytes(artifacts.llvm_ir)
+        self.local_memory = artifacts.facts(artifacts.default_ndim).local_memory
         limits = DeviceLimits.of(self._queue.sycl_device)
         if self.local_memory > limits.local_mem_size:
             raise KernelCompileError(
@@ -100,10 +79,10 @@ class CompiledKernel:
     def kernel_for(self, queue: dpctl.SyclQueue, ndim: int):
         """The SyclKernel for `queue`'s context and `ndim`-dimensional launches (built once)."""
         built = self.artifacts.has_variant(ndim)
-        llvm_ir, spirv = self.artifacts.variant(ndim)
+        _, spirv = self.artifacts.variant(ndim)
         if not built and self._on_new_variant is not None:
             self._on_new_variant(self.artifacts)
-        aspects = _needed_aspects(llvm_ir)
+        aspects = self.artifacts.facts(ndim).aspects
         symbol = self.artifacts.symbol
         return build_kernel(spirv, symbol, queue, aspects, self, self._keep_binaries)
 

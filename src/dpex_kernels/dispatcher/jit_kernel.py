@@ -10,21 +10,16 @@ from numba.core import types
 from numba.core.typing.templates import Signature
 
 from .. import cache
-from .._runtime import default_device
+from ..artifacts.options import CompileOptions
+from ..artifacts.target import Target
+from ..compiler.backend import build_variant
 from ..compiler.compile import compile_kernel
-from ..compiler.lowering import param_of
 from ..device import check_sub_group_size, warm_up_builds
-from ..float_atomics import native_float_atomics
 from ..types.spec import scalar_name_of
-from ..types.usm_array_type import USMArrayType, from_spec, scalar_from_name
-from . import njit  # noqa: F401  (kernels launch from @numba.njit code too)
+from ..types.usm_array_type import device_of, from_spec, scalar_from_name
+from . import njit_launch  # noqa: F401  (kernels launch from @numba.njit code too)
 from .compiled import CompiledKernel
 from .launch import KernelBase
-
-
-def _params(argtypes) -> tuple:
-    """The numba-free parameter descriptions (ArraySpec or scalar name) of argument types."""
-    return tuple(param_of(t) for t in argtypes)
 
 
 def _normalise_signatures(signatures) -> list[Signature]:
@@ -48,15 +43,6 @@ def _normalise_signatures(signatures) -> list[Signature]:
     return result
 
 
-def _device_of(argtypes) -> str:
-    devices = {t.device for t in argtypes if isinstance(t, USMArrayType)}
-    if len(devices) > 1:
-        raise TypeError(
-            f"all usm_array parameters of a kernel must name one device; got {sorted(devices)}"
-        )
-    return devices.pop() if devices else default_device().filter_string
-
-
 class JitKernel(KernelBase):
     """A kernel: compiled per signature (eagerly when declared), launched with kernel[range]."""
 
@@ -74,27 +60,20 @@ class JitKernel(KernelBase):
     ):
         if not callable(py_func) or not hasattr(py_func, "__code__"):
             raise TypeError(f"@dk.kernel decorates a Python function; got {py_func!r}")
-        if type(opt_level) is not int or opt_level not in range(4):
-            raise ValueError(f"opt_level must be 0, 1, 2 or 3; got {opt_level!r}")
-        if sub_group_size is not None and (type(sub_group_size) is not int or sub_group_size < 1):
-            raise ValueError(
-                f"kernel '{py_func.__name__}': sub_group_size must be a positive int or None "
-                f"(the runtime's choice); got {sub_group_size!r}"
-            )
+        self.options = CompileOptions.from_user(
+            py_func.__name__,
+            fastmath=fastmath,
+            opt_level=opt_level,
+            debug=debug,
+            sub_group_size=sub_group_size,
+            host_simd=host_simd,  # offloaded loops on CPU devices (backend/host_simd.py)
+        )
         super().__init__(py_func.__name__, tuple(inspect.signature(py_func).parameters))
         self.py_func = py_func
         self.__doc__ = py_func.__doc__
         self.__wrapped__ = py_func
-        self.options = {
-            "cache": bool(cache),
-            "fastmath": bool(fastmath),
-            "opt_level": int(opt_level),
-            "debug": bool(debug),
-        }
-        if sub_group_size is not None:
-            self.options["sub_group_size"] = sub_group_size
-        if host_simd:  # offloaded loops on CPU devices (compiler/host_simd.py); not an API option
-            self.options["host_simd"] = host_simd
+        #: cache=True: compiled code kept on disk (cache.py); not part of the code itself.
+        self.cache = bool(cache)
         if not cache:  # a cached kernel's kept binary loads at once; a warm-up would delay it
             warm_up_builds()  # for the default device, while the program goes on to its launches
         self._eager = signatures is not None
@@ -119,40 +98,27 @@ class JitKernel(KernelBase):
                     f"signature {sig} has {len(argtypes)} parameter(s) but kernel "
                     f"'{self.__name__}' takes {len(self.param_names)}"
                 )
-            device = _device_of(argtypes)
-            sub_group_size = self.options.get("sub_group_size", 0)
-            if sub_group_size:
-                check_sub_group_size(self.__name__, sub_group_size, device)
-            native = native_float_atomics(device)  # part of what is compiled: in the key
+            device = device_of(argtypes)
+            if self.options.sub_group_size:
+                check_sub_group_size(self.__name__, self.options.sub_group_size, device)
+            target = Target.of(device)
             key = artifacts = None
-            if self.options["cache"]:
-                options = {**self.options, "float_atomics": sorted(native)}
-                key = cache.entry_key(self.py_func, argtypes, options)
-                artifacts = cache.load(key)
+            if self.cache:
+                key = cache.entry_key(self.py_func, argtypes, self.options, target)
+                artifacts = cache.load(key, build_variant)
                 if artifacts is None:
                     self.stats.cache_misses += 1
                 else:
                     self.stats.cache_hits += 1
             if artifacts is None:
                 warm_up_builds(device)  # while Numba compiles, not before a cached build
-                artifacts = compile_kernel(
-                    self.py_func,
-                    argtypes,
-                    fastmath=self.options["fastmath"],
-                    opt_level=self.options["opt_level"],
-                    debug=self.options["debug"],
-                    float_atomics=native,
-                    host_simd=self.options.get("host_simd", ""),
-                    sub_group_size=sub_group_size,
-                )
+                artifacts = compile_kernel(self.py_func, argtypes, self.options, target)
                 self.stats.compiles += 1
                 if key is not None:
                     cache.store(key, artifacts)
             compiled = CompiledKernel(
                 sig,
-                device,
                 artifacts,
-                _params(argtypes),
                 None if key is None else (lambda updated: cache.store(key, updated)),
                 keep_binaries=key is not None,
             )
@@ -199,6 +165,7 @@ class JitKernel(KernelBase):
         payload = {
             "py_func": cloudpickle.dumps(self.py_func),
             "options": self.options,
+            "cache": self.cache,
             "eager": self._eager,
             "definitions": [(sig, c.artifacts) for sig, c in self.definitions.items()],
         }
@@ -206,12 +173,11 @@ class JitKernel(KernelBase):
 
 
 def _unpickle_kernel(payload) -> JitKernel:
-    kernel = JitKernel(cloudpickle.loads(payload["py_func"]), None, **payload["options"])
+    kernel = JitKernel(cloudpickle.loads(payload["py_func"]), None, cache=payload["cache"])
+    kernel.options = payload["options"]
     kernel._eager = payload["eager"]
     for sig, artifacts in payload["definitions"]:
-        kernel.definitions[sig] = CompiledKernel(
-            sig, _device_of(sig.args), artifacts, _params(sig.args)
-        )
+        kernel.definitions[sig] = CompiledKernel(sig, artifacts)
     return kernel
 
 

@@ -1,4 +1,6 @@
-"""Launching kernels from @numba.njit host code (API.md §2, docs/compiled-launch.md).
+"""Launching kernels from @numba.njit host code (API.md §2, docs/compiled-launch.md): the types.
+
+This module teaches Numba the values involved (njit_launch.py lowers the launch itself).
 
 Inside a CPU @njit function:
 - dpnp arrays and usm_ndarrays are `usm_array`s (types/inference.py's typeof), unboxed from their C
@@ -15,20 +17,15 @@ Inside a CPU @njit function:
 
 from __future__ import annotations
 
-import operator
-
 import dpnp
 import dpnp.tensor
-import llvmlite.binding as ll
 from llvmlite import ir
 from numba.core import cgutils, errors, types
 from numba.core.datamodel import models
 from numba.core.extending import (
     NativeValue,
     box,
-    intrinsic,
     lower_builtin,
-    overload_method,
     register_model,
     typeof_impl,
     unbox,
@@ -36,7 +33,7 @@ from numba.core.extending import (
 from numba.core.typing.templates import AbstractTemplate, infer_global, signature
 
 from ..compiler import patches
-from ..types import inference, params
+from ..types import inference
 from ..types.ranges import NdRange, Range
 from ..types.spec import ArraySpec
 from ..types.usm_array_type import USMArrayType
@@ -46,10 +43,6 @@ from .launch import KernelBase
 _I32 = ir.IntType(32)
 _I64 = ir.IntType(64)
 _PTR = ir.IntType(8).as_pointer()
-
-for _name, _address in launcher.c_functions().items():
-    ll.add_symbol(_name, _address)
-
 
 # --- types --------------------------------------------------------------------------------------
 
@@ -233,7 +226,7 @@ def _box_event(typ, value, c):
 # --- ranges built in compiled code ---------------------------------------------------------------
 
 
-def _sizes_of(range_type) -> int | None:
+def sizes_of(range_type) -> int | None:
     """The dimension count of an int or a tuple of 1-3 ints, else None."""
     if isinstance(range_type, types.Integer):
         return 1
@@ -259,13 +252,13 @@ class _TypeNdRange(AbstractTemplate):
     def generic(self, args, kws):
         if kws or len(args) != 2:
             return None
-        ndim = _sizes_of(args[0])
-        if ndim is not None and ndim == _sizes_of(args[1]):
+        ndim = sizes_of(args[0])
+        if ndim is not None and ndim == sizes_of(args[1]):
             return signature(NdRangeType(ndim), *args)
         return None
 
 
-def _int64_sizes(context, builder, typ, value) -> list:
+def int64_sizes(context, builder, typ, value) -> list:
     """An int or a tuple of ints as a list of int64 values."""
     if isinstance(typ, types.Integer):
         return [context.cast(builder, value, typ, types.int64)]
@@ -273,73 +266,36 @@ def _int64_sizes(context, builder, typ, value) -> list:
     return [context.cast(builder, v, t, types.int64) for v, t in zip(items, typ)]
 
 
-def _sizes_tuple(context, builder, values: list):
+def sizes_tuple(context, builder, values: list):
     return context.make_tuple(builder, types.UniTuple(types.int64, len(values)), values)
 
 
 @lower_builtin(Range, types.VarArg(types.Integer))
 def _lower_range(context, builder, sig, args):
     values = [context.cast(builder, v, t, types.int64) for v, t in zip(args, sig.args)]
-    return _sizes_tuple(context, builder, values)
+    return sizes_tuple(context, builder, values)
 
 
 @lower_builtin(NdRange, types.Any, types.Any)
 def _lower_nd_range(context, builder, sig, args):
     nd_range = cgutils.create_struct_proxy(sig.return_type)(context, builder)
-    nd_range.global_size = _sizes_tuple(
-        context, builder, _int64_sizes(context, builder, sig.args[0], args[0])
+    nd_range.global_size = sizes_tuple(
+        context, builder, int64_sizes(context, builder, sig.args[0], args[0])
     )
-    nd_range.local_size = _sizes_tuple(
-        context, builder, _int64_sizes(context, builder, sig.args[1], args[1])
+    nd_range.local_size = sizes_tuple(
+        context, builder, int64_sizes(context, builder, sig.args[1], args[1])
     )
     return nd_range._getvalue()
 
 
-# --- kernel[range] ------------------------------------------------------------------------------
-
-
-@infer_global(operator.getitem)
-class _KernelGetItem(AbstractTemplate):
-    def generic(self, args, kws):
-        if len(args) != 2 or not isinstance(args[0], KernelType):
-            return None
-        kernel_type, range_type = args
-        if isinstance(range_type, NdRangeType):
-            return signature(LauncherType(kernel_type, range_type.ndim, True), *args)
-        ndim = _sizes_of(range_type)
-        if ndim is None:
-            raise errors.TypingError(
-                f"kernel '{kernel_type.kernel.__name__}': a launch range in compiled code is an "
-                f"int, a tuple of 1-3 ints, dk.Range(...) or dk.NdRange(global, local); got "
-                f"{range_type}"
-            )
-        return signature(LauncherType(kernel_type, ndim, False), *args)
-
-
-@lower_builtin(operator.getitem, KernelType, types.Any)
-def _lower_getitem(context, builder, sig, args):
-    launcher_type = sig.return_type
-    value = cgutils.create_struct_proxy(launcher_type)(context, builder)
-    range_type, range_value = sig.args[1], args[1]
-    if isinstance(range_type, NdRangeType):
-        nd_range = cgutils.create_struct_proxy(range_type)(context, builder, range_value)
-        value.global_size = nd_range.global_size
-        value.local_size = nd_range.local_size
-    else:
-        sizes = _int64_sizes(context, builder, range_type, range_value)
-        value.global_size = _sizes_tuple(context, builder, sizes)
-        value.local_size = _sizes_tuple(context, builder, [ir.Constant(_I64, 0)] * len(sizes))
-    return value._getvalue()
-
-
-# --- the launch ---------------------------------------------------------------------------------
+# --- type-checking a launch -------------------------------------------------------------
 
 
 def _param_text(param) -> str:
     return param.describe() if isinstance(param, ArraySpec) else param
 
 
-def _difference(param, argtype) -> str | None:
+def param_difference(param, argtype) -> str | None:
     """Why a compiled-code argument of `argtype` cannot be passed as `param`, or None."""
     if isinstance(param, ArraySpec):
         if not isinstance(argtype, USMArrayType):
@@ -380,7 +336,7 @@ def check_launch(kernel: KernelBase, argtypes: tuple) -> None:
     mismatches = []
     for sig, compiled in kernel.definitions.items():
         for position, (param, argtype) in enumerate(zip(compiled.params, argtypes)):
-            field = _difference(param, argtype)
+            field = param_difference(param, argtype)
             if field is not None:
                 mismatches.append(
                     f"  {sig}: argument {position} '{kernel.param_names[position]}' differs in "
@@ -401,214 +357,4 @@ def check_launch(kernel: KernelBase, argtypes: tuple) -> None:
     )
 
 
-@lower_builtin(LauncherType, types.VarArg(types.Any))
-def _lower_launch(context, builder, sig, args):
-    launcher_type, argtypes = sig.args[0], sig.args[1:]
-    launch_value = cgutils.create_struct_proxy(launcher_type)(context, builder, args[0])
-    pyapi = context.get_python_api(builder)
-    gil = pyapi.gil_ensure()
-    objects = pyapi.tuple_new(len(argtypes))
-    for position, (argtype, value) in enumerate(zip(argtypes, args[1:])):
-        if isinstance(argtype, USMArrayType):
-            obj = context.make_array(argtype)(context, builder, value).parent
-            pyapi.incref(obj)
-        else:
-            obj = pyapi.from_native_value(argtype, value)
-        pyapi.tuple_setitem(objects, position, obj)  # steals the reference
-    global_size = cgutils.alloca_once_value(builder, launch_value.global_size)
-    local_size = cgutils.alloca_once_value(builder, launch_value.local_size)
-    as_i64 = _I64.as_pointer()
-    kernel = context.add_dynamic_addr(
-        builder, id(launcher_type.kernel_type.kernel), info=str(launcher_type.kernel_type)
-    )
-    fnty = ir.FunctionType(_I64, [_PTR, _PTR, _I32, as_i64, as_i64])
-    fn = cgutils.get_or_insert_function(builder.module, fnty, "dpex_njit_launch")
-    local_arg = (
-        builder.bitcast(local_size, as_i64) if launcher_type.nd_range else ir.Constant(as_i64, None)
-    )
-    handle = builder.call(
-        fn,
-        [
-            kernel,
-            objects,
-            ir.Constant(_I32, launcher_type.ndim),
-            builder.bitcast(global_size, as_i64),
-            local_arg,
-        ],
-    )
-    pyapi.decref(objects)
-    pyapi.gil_release(gil)
-    with builder.if_then(cgutils.is_neg_int(builder, handle), likely=False):
-        context.call_conv.return_exc(builder)
-    return handle
-
-
-# --- events -------------------------------------------------------------------------------------
-
-
-@intrinsic
-def _wait(typingctx, event):
-    if not isinstance(event, SyclEventType):
-        return None
-
-    def codegen(context, builder, sig, args):
-        fnty = ir.FunctionType(ir.VoidType(), [_I64])
-        fn = cgutils.get_or_insert_function(builder.module, fnty, "dpex_event_wait")
-        builder.call(fn, args)
-        return context.get_dummy_value()
-
-    return signature(types.none, event), codegen
-
-
-@overload_method(SyclEventType, "wait")
-def _event_wait(event):
-    def impl(event):
-        _wait(event)
-
-    return impl
-
-
 __all__ = ["KernelType", "LauncherType", "NdRangeType", "SyclEventType", "check_launch"]
-
-
-# --- raw launches: @cfunc callbacks on raw USM pointers and a queue they are given ---------------
-
-_ARG_TYPES = launcher.arg_types()
-
-
-def _raw_definition(kernel: KernelBase, argtypes: tuple):
-    """The first definition raw memory of these types fits (usm_type and device unknowable)."""
-    for compiled in kernel.definitions.values():
-        for param, argtype in zip(compiled.params, argtypes):
-            if isinstance(param, ArraySpec):
-                if not (
-                    isinstance(argtype, types.Array)
-                    and str(argtype.dtype) == param.dtype
-                    and argtype.ndim == param.ndim
-                    and param.layout in ("A", argtype.layout)
-                ):
-                    break
-            elif _difference(param, argtype) is not None:
-                break
-        else:
-            if len(argtypes) == len(compiled.params):
-                return compiled
-    return None
-
-
-def _slot_value(context, builder, slot, argtype, value):
-    """(pointer for the argument array, LLVM value kept alive) of one slot."""
-    if slot.field == params.DATA:
-        data = context.make_array(argtype)(context, builder, value).data
-        return builder.bitcast(data, _PTR)
-    if slot.field in (params.SHAPE, params.STRIDE):
-        array = context.make_array(argtype)(context, builder, value)
-        sizes = array.shape if slot.field == params.SHAPE else array.strides
-        number = builder.extract_value(sizes, slot.axis)
-    elif slot.field in (params.REAL, params.IMAG):
-        part = context.make_complex(builder, argtype, value)
-        number = part.real if slot.field == params.REAL else part.imag
-        number = context.cast(builder, number, argtype.underlying_float, getattr(types, slot.kind))
-    elif slot.kind == "bool":
-        number = builder.zext(context.cast(builder, value, argtype, types.boolean), ir.IntType(8))
-    else:
-        number = context.cast(builder, value, argtype, getattr(types, slot.kind))
-    return builder.bitcast(cgutils.alloca_once_value(builder, number), _PTR)
-
-
-@intrinsic
-def raw_launch(typingctx, launch, queue_ref, arguments):
-    """Submit kernel[range] on `queue_ref` (a DPCTLSyclQueueRef) with raw arrays and scalars.
-
-    Usable in @numba.cfunc and @njit code; arrays are Numba arrays over USM memory
-    (`numba.carray(pointer, shape, dtype)`). Returns the DPCTLSyclEventRef (0 if the runtime
-    refused the launch), owned by the caller: pass it to `raw_wait`.
-    """
-    if not isinstance(launch, LauncherType) or not isinstance(arguments, types.BaseTuple):
-        return None
-    if not isinstance(queue_ref, (types.Integer, types.RawPointer)):
-        return None
-    kernel = launch.kernel_type.kernel
-    argtypes = tuple(types.unliteral(t) for t in arguments)
-    compiled = _raw_definition(kernel, argtypes)
-    if compiled is None:
-        raise errors.TypingError(
-            f"kernel '{kernel.__name__}' has no signature that raw arrays and scalars of types "
-            f"({', '.join(map(str, argtypes))}) fit (dtype, ndim and layout are compared)"
-        )
-
-    def codegen(context, builder, sig, args):
-        launch_value = cgutils.create_struct_proxy(launch)(context, builder, args[0])
-        queue = args[1]
-        queue = builder.inttoptr(queue, _PTR) if isinstance(queue.type, ir.IntType) else queue
-        values = cgutils.unpack_tuple(builder, args[2], len(argtypes))
-        pointers = [
-            _slot_value(context, builder, slot, argtypes[slot.param], values[slot.param])
-            for slot in compiled.slots
-        ]
-        count = len(pointers)
-        arg_array = cgutils.alloca_once(builder, _PTR, size=max(count, 1))
-        type_array = cgutils.alloca_once(builder, _I32, size=max(count, 1))
-        for i, (pointer, slot) in enumerate(zip(pointers, compiled.slots)):
-            builder.store(pointer, builder.gep(arg_array, [ir.Constant(_I32, i)]))
-            kind = _ARG_TYPES[slot.kind]
-            builder.store(ir.Constant(_I32, kind), builder.gep(type_array, [ir.Constant(_I32, i)]))
-        sizes = cgutils.alloca_once_value(builder, launch_value.global_size)
-        sycl_kernel = compiled.kernel_for(compiled.default_queue, launch.ndim)
-        kernel_ref = context.add_dynamic_addr(
-            builder, sycl_kernel.addressof_ref(), info=f"SyclKernel of {kernel.__name__}"
-        )
-        fnty = ir.FunctionType(
-            _PTR,
-            [
-                _PTR,
-                _PTR,
-                _PTR.as_pointer(),
-                _I32.as_pointer(),
-                _I64,
-                _I64.as_pointer(),
-                _I64,
-                _PTR,
-                _I64,
-            ],
-        )
-        submit = cgutils.get_or_insert_function(builder.module, fnty, "DPCTLQueue_SubmitRange")
-        event = builder.call(
-            submit,
-            [
-                kernel_ref,
-                queue,
-                arg_array,
-                type_array,
-                ir.Constant(_I64, count),
-                builder.bitcast(sizes, _I64.as_pointer()),
-                ir.Constant(_I64, launch.ndim),
-                ir.Constant(_PTR, None),
-                ir.Constant(_I64, 0),
-            ],
-        )
-        return builder.ptrtoint(event, _I64)
-
-    if launch.nd_range:
-        raise errors.TypingError(
-            f"kernel '{kernel.__name__}': raw_launch takes a Range; NdRange launches go through "
-            f"kernel[nd_range](...) in @njit code"
-        )
-    return signature(types.int64, launch, queue_ref, arguments), codegen
-
-
-@intrinsic
-def raw_wait(typingctx, event_ref):
-    """Wait for an event raw_launch returned, and release it."""
-    if not isinstance(event_ref, types.Integer):
-        return None
-
-    def codegen(context, builder, sig, args):
-        ref = builder.inttoptr(args[0], _PTR)
-        with builder.if_then(cgutils.is_not_null(builder, ref)):
-            for name in ("DPCTLEvent_Wait", "DPCTLEvent_Delete"):
-                fnty = ir.FunctionType(ir.VoidType(), [_PTR])
-                builder.call(cgutils.get_or_insert_function(builder.module, fnty, name), [ref])
-        return context.get_dummy_value()
-
-    return signature(types.none, event_ref), codegen

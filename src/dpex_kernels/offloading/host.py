@@ -21,7 +21,7 @@ from numba.core import cgutils, types
 from numba.core.extending import intrinsic, overload
 from numba.core.typing.templates import signature
 
-from ..compiler import host_simd
+from ..compiler.backend import host_simd
 from ..dispatcher import njit  # noqa: F401  (usm_array typing and unboxing in @njit code)
 from ..types.usm_array_type import USMArrayType, scalar_type
 

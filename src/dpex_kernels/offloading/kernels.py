@@ -14,14 +14,15 @@ import contextlib
 import math
 import threading
 from collections.abc import Callable
+from dataclasses import replace
 
 import numpy as np
 from numba.core import types
 
 import dpex_kernels
 
-from ..compiler import host_simd
-from ..compiler.direct import source as direct_source
+from ..compiler.backend import host_simd
+from ..compiler.frontend.direct import source as direct_source
 from ..compiler.kernel_api.spirv import TYPE_CODES
 from ..dispatcher.jit_kernel import JitKernel
 from ..errors import KernelCompileError
@@ -176,7 +177,7 @@ class RegionKernel(JitKernel):
                     self.refusal = exc
                     if not self.fallback:
                         raise
-                    self.options.pop("host_simd")  # the same source, built plain
+                    self.options = replace(self.options, host_simd="")  # the same source, plain
                     return super().compile(sig)
                 except (KernelCompileError, TypeError) as exc:
                     problem = f"{self.describe} cannot run on a SYCL device: {exc}"

@@ -24,7 +24,7 @@ from numba.core import types
 import dpex_kernels
 
 from .._runtime import canonical_device, default_device, device_by_canonical_name
-from ..compiler.host_simd import REDUCE, STREAM
+from ..compiler.backend.host_simd import REDUCE, STREAM
 from ..errors import KernelCompileError
 from ..types.usm_array_type import scalar_type
 from . import host

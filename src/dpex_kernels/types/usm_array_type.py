@@ -6,7 +6,7 @@ import numpy as np
 from numba.core import types
 from numba.core.datamodel import models, register_default
 
-from .._runtime import canonical_device, device_by_canonical_name
+from .._runtime import canonical_device, default_device, device_by_canonical_name
 from .spec import LAYOUTS, MAX_NDIM, SCALAR_NAMES, USM_TYPES, ArraySpec
 
 _SCALARS = {
@@ -147,6 +147,22 @@ def usm_array(
 def from_spec(spec: ArraySpec) -> USMArrayType:
     """The Numba type of an ArraySpec (dispatch of lazy kernels goes spec -> type)."""
     return USMArrayType(_SCALARS[spec.dtype], spec.ndim, spec.layout, spec.usm_type, spec.device)
+
+
+def param_of(argtype: types.Type) -> ArraySpec | str:
+    """The numba-free description of a parameter type (types/params.py): the inverse of
+    from_spec for arrays, the scalar's name otherwise."""
+    return argtype.spec if isinstance(argtype, USMArrayType) else str(argtype)
+
+
+def device_of(argtypes) -> str:
+    """The one device a signature's arrays name (the default device without arrays)."""
+    devices = {t.device for t in argtypes if isinstance(t, USMArrayType)}
+    if len(devices) > 1:
+        raise TypeError(
+            f"all usm_array parameters of a kernel must name one device; got {sorted(devices)}"
+        )
+    return devices.pop() if devices else default_device().filter_string
 
 
 def scalar_from_name(name: str) -> types.Type:

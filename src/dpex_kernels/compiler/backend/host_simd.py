@@ -9,7 +9,7 @@ code) and asks for sub-groups of one work-item, which the runtime compiles as wr
 "stream" kernels every vector store to global memory at a 64-byte aligned address is marked
 non-temporal: a stream past the caches then skips the read-for-ownership of every line it
 writes (a triad of 2^24 float32 took 4.6-5.0 ms, against 6-7.7 ms as a plain kernel). Their
-loops store one vector an iteration (compile.py turns LLVM's interleaving off): with the four
+loops store one vector an iteration (pipeline.py turns LLVM's interleaving off): with the four
 its cost model picks, up to 63 iterations of a chunk (the last of a 4095-column row) were left
 to <8 x float> stores of unknown alignment, which read every line before writing it; a 2-D
 loop over 4095 columns then took 6-14% longer than one over 4096, and one vector at a time
@@ -30,8 +30,8 @@ import re
 import llvmlite.binding as ll
 import numpy as np
 
-from ..errors import KernelCompileError
-from ..types.params import SHAPE, kernel_slots
+from ...errors import KernelCompileError
+from ...types.params import SHAPE, kernel_slots
 
 #: The alignment a host-SIMD kernel assumes of every array it is given.
 ALIGNMENT = 64

@@ -1,14 +1,50 @@
-"""Rewrites of optimised LLVM IR that keep Intel's OpenCL CPU runtime from miscompiling it.
+"""Rewrites of optimised LLVM IR that keep LLVM 22's SPIR-V back end and Intel's OpenCL CPU
+runtime from mistranslating or miscompiling it.
 
 Each rewrite gives the same results bit for bit unless its docstring says otherwise, and
-returns its input unchanged, the same object, when there is nothing to rewrite; codegen
-applies them just before SPIR-V emission, after LLVM's optimisation, which would fold them
-back.
+returns its input unchanged, the same object, when there is nothing to rewrite. The back end's
+"rewrite" stage applies those whose record (workarounds.py) applies to the target, just before
+SPIR-V emission, after LLVM's optimisation, which would fold them back.
 """
 
 from __future__ import annotations
 
 import re
+
+# A constant address: `getelementptr <flags> (i8, ptr addrspace(N) @global, i64 <offset>)`.
+_CONSTANT_GEP = re.compile(
+    r"getelementptr ((?:inbounds |nuw |nusw )*)\((i8, ptr(?: addrspace\(\d+\))? "
+    r"@[-\w.$]+, i64 -?\d+)\)"
+)
+_INSTRUCTION = re.compile(r"^(\s+)(?!.*= phi )\S")
+
+
+def constant_addresses_as_instructions(text: str) -> str:
+    """Compute every constant byte-offset address inside a function (an element of a local
+    array at a constant index) by its own getelementptr instruction.
+
+    LLVM 22's SPIR-V back end gives such a constant the element type of one of its uses
+    (cmpxchg's {value, i1} result, an i32 load) and scales the byte offset by that type's
+    size: atomics and loads of local arrays at constant indices read and wrote past the
+    element, even past the array (tests/test_fuzz_regressions.py). Returns `text` itself when
+    there is nothing to rewrite.
+    """
+    if "getelementptr" not in text:
+        return text
+    lines, count = [], 0
+    for line in text.splitlines():
+        indent = _INSTRUCTION.match(line)
+        if indent is not None and "getelementptr" in line:
+            while (found := _CONSTANT_GEP.search(line)) is not None:
+                count += 1
+                name = f'%"dpex.address.{count}"'
+                lines.append(
+                    f"{indent.group(1)}{name} = getelementptr {found.group(1)}{found.group(2)}"
+                )
+                line = line[: found.start()] + name + line[found.end() :]
+        lines.append(line)
+    return "\n".join(lines) + "\n" if count else text
+
 
 _FLOAT_SUFFIX = {"half": "f16", "float": "f32", "double": "f64"}
 _VALUE = r'%(?:"[^"]*"|[-\w.$]+)'

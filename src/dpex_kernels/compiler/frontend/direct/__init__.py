@@ -4,9 +4,11 @@ Numba's front end (bytecode analysis, IR rewrites, SSA, constraint typing, gener
 took 40-50 ms of a 120 ms warm compile of the tiled matmul; this one reads the function's AST
 and asks Numba's typing and target contexts for every type and every implementation, so a
 kernel compiles to the code Numba would give it in a fraction of the time. What it cannot
-compile exactly as Numba would (see typer.py) raises Unsupported, and `compile_kernel` then
-runs Numba's front end, which also reports every error in user code: errors read the same
-whichever front end was tried first.
+compile exactly as Numba would (see typer.py) raises Unsupported, and the compiler then runs
+Numba's front end, which also reports every error in user code: errors read the same
+whichever front end was tried first. `compile_direct` is the one boundary: Numba's verdicts on
+the code (typing and lowering errors) become Unsupported there, and anything else is a bug
+here, raised as it is.
 
 DPEX_KERNELS_FRONT_END=numba turns it off.
 """
@@ -21,10 +23,12 @@ from numba.core.compiler import _make_subtarget
 from numba.core.compiler_lock import global_compiler_lock
 from numba.core.target_extension import target_override
 
-from .. import codegen
-from ..functions import device_flags
-from ..patches import collector_paused
-from ..target import TARGET_NAME, sycl_target
+from ....errors import KernelCompileError
+from ...backend import llvm
+from ...diagnostics import is_user_error
+from ...functions import device_flags
+from ...patches import collector_paused
+from ...target import TARGET_NAME, sycl_target
 from .errors import Unsupported
 from .lowerer import Lowerer
 from .source import function_source
@@ -49,7 +53,21 @@ class DirectResult:
 
 def compile_direct(py_func, argtypes, symbol: str, *, fastmath: bool = False) -> DirectResult:
     """Compile a kernel's Python function for `argtypes` into the spir_kernel `symbol`;
-    Unsupported where Numba's front end must."""
+    Unsupported where Numba's front end must (and for every error in the user's code, which
+    Numba's front end then reports)."""
+    try:
+        return _compile(py_func, argtypes, symbol, fastmath)
+    except Unsupported:
+        raise
+    except KernelCompileError as exc:  # a device function's error: Numba's front end says it
+        raise Unsupported(f"a device function cannot be compiled: {exc}") from exc
+    except Exception as exc:
+        if not is_user_error(exc):
+            raise
+        raise Unsupported(f"{type(exc).__name__} for Numba's front end to report") from exc
+
+
+def _compile(py_func, argtypes, symbol: str, fastmath: bool) -> DirectResult:
     source = function_source(py_func)
     typingctx = sycl_target.typing_context
     with collector_paused(), global_compiler_lock, target_override(TARGET_NAME):
@@ -65,7 +83,7 @@ def compile_direct(py_func, argtypes, symbol: str, *, fastmath: bool = False) ->
             Lowerer(typed, context, module, implementations).run(symbol)
         context.post_lowering(module, library)
         library.add_ir_module(module)
-    linked = codegen.link_modules([str(m) for m in library.all_modules()])
+    linked = llvm.link_modules([str(m) for m in library.all_modules()])
     linked.verify()  # a mistake here is refused now, never an abort in LLVM's passes later
     return DirectResult(linked, _Annotation(typed))
 

@@ -13,7 +13,8 @@ from __future__ import annotations
 import sys
 from array import array
 
-from .._spawn import run_tool
+from ...artifacts.spirv import instructions as _instructions
+from ...artifacts.spirv import words as _words
 
 OP_NAME = 5
 OP_TYPE_FIRST, OP_TYPE_LAST = 19, 38  # OpTypeVoid .. OpTypePipeStorage-era types: result = w1
@@ -35,27 +36,6 @@ _UNTYPED_MODULE_RESULTS = {7, 11, 73}
 class AmbiguousLabels(ValueError):
     """Two blocks of one function got the same label id: branches to it cannot be told apart,
     so the emission cannot be repaired, only redone."""
-
-
-def _words(spirv: bytes) -> array | None:
-    """The module's 32-bit words in this machine's order, or None if it is not SPIR-V."""
-    if len(spirv) < 20 or len(spirv) % 4:
-        return None
-    words = array("I", spirv)
-    if sys.byteorder != "little":  # SPIR-V from this back end is little-endian
-        words.byteswap()
-    return words if words[0] == 0x07230203 else None
-
-
-def _instructions(words: array):
-    """(start, word count, opcode) of every instruction after the 5-word header."""
-    position = 5
-    while position < len(words):
-        count, opcode = words[position] >> 16, words[position] & 0xFFFF
-        if count == 0:
-            raise ValueError("malformed SPIR-V: an instruction of zero words")
-        yield position, count, opcode
-        position += count
 
 
 def repair_label_ids(spirv: bytes) -> bytes:
@@ -172,43 +152,3 @@ def mixed_integer_widths(spirv: bytes) -> bool:
             if width is not None and found is not None and found != width:
                 return True
     return False
-
-
-# Emits one LLVM IR module (stdin) as SPIR-V (stdout) in a process of its own.
-_EMIT_CHILD = """
-import sys
-import llvmlite.binding as ll
-ll.initialize_all_targets()
-ll.initialize_all_asmprinters()
-from dpex_kernels.compiler.patches import set_llvm_flags
-set_llvm_flags(sys.argv[3:])
-machine = ll.Target.from_triple(sys.argv[1]).create_target_machine(opt=int(sys.argv[2]))
-sys.stdout.buffer.write(machine.emit_object(ll.parse_assembly(sys.stdin.read())))
-"""
-FRESH_PROCESS_ATTEMPTS = 3
-
-
-def emit_in_fresh_processes(
-    llvm_ir: str, triple: str, opt_level: int, flags: list[str]
-) -> bytes | None:
-    """Repaired SPIR-V of `llvm_ir` emitted in fresh processes with LLVM options `flags`, or
-    None if none would do.
-
-    After some kernels the back end's process-wide state makes a module's labels collide in
-    every emission (the fuzzer's bounded campaign met one colliding 50 times in 50), while a
-    fresh process emits the same module without collisions (0 in 50). About 0.3 s a process:
-    only for what in-process emissions could not give. A child that dies gives None too.
-    """
-    for _ in range(FRESH_PROCESS_ATTEMPTS):
-        child = run_tool(
-            [sys.executable, "-c", _EMIT_CHILD, triple, str(opt_level), *flags],
-            input=llvm_ir.encode(),
-            timeout=300,
-        )
-        if child.returncode != 0:
-            return None
-        try:
-            return repair_label_ids(child.stdout)
-        except AmbiguousLabels:
-            continue
-    return None

@@ -13,18 +13,13 @@ from llvmlite import ir
 from numba.core import types
 from numba.np.arrayobj import populate_array
 
-from ..types import params
-from ..types.usm_array_type import USMArrayType
-from .target import GLOBAL, SYCLTargetContext
+from ...types import params
+from ...types.usm_array_type import USMArrayType, param_of
+from ..target import GLOBAL, SYCLTargetContext
 
 _I8 = ir.IntType(8)
 _I32 = ir.IntType(32)
 _I64 = ir.IntType(64)
-
-
-def param_of(argtype: types.Type):
-    """The numba-free description types/params.py reads: an ArraySpec or a scalar name."""
-    return argtype.spec if isinstance(argtype, USMArrayType) else str(argtype)
 
 
 def kernel_symbol(name: str) -> str:

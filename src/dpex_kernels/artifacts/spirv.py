@@ -1,0 +1,88 @@
+"""Reading SPIR-V modules: their words, their instructions, and what their code asks of a device.
+
+The back end reads the facts of the code it emits here (CodeFacts: the aspects its types need,
+the bytes of its work-group local variables), so the launch never looks into IR again.
+Numba-free.
+"""
+
+from __future__ import annotations
+
+import sys
+from array import array
+from collections.abc import Iterator
+
+from .kernel import CodeFacts
+
+MAGIC = 0x07230203
+HEADER_WORDS = 5
+
+OP_TYPE_INT = 21
+OP_TYPE_FLOAT = 22
+OP_TYPE_VECTOR = 23
+OP_TYPE_ARRAY = 28
+OP_TYPE_STRUCT = 30
+OP_TYPE_POINTER = 32
+OP_CONSTANT = 43
+OP_VARIABLE = 59
+OP_FUNCTION = 54
+
+STORAGE_WORKGROUP = 4
+#: Capabilities that need a device aspect: Float16 -> fp16, Float64 -> fp64.
+_CAPABILITY_ASPECTS = {9: "fp16", 10: "fp64"}
+OP_CAPABILITY = 17
+
+
+def words(spirv: bytes) -> array | None:
+    """The module's 32-bit words in this machine's order, or None if it is not SPIR-V."""
+    if len(spirv) < 4 * HEADER_WORDS or len(spirv) % 4:
+        return None
+    found = array("I", spirv)
+    if sys.byteorder != "little":  # SPIR-V from LLVM's back end is little-endian
+        found.byteswap()
+    return found if found[0] == MAGIC else None
+
+
+def instructions(module: array) -> Iterator[tuple[int, int, int]]:
+    """(start, word count, opcode) of every instruction after the header; ValueError for an
+    instruction of zero words or one that runs past the module's end."""
+    position = HEADER_WORDS
+    while position < len(module):
+        count, opcode = module[position] >> 16, module[position] & 0xFFFF
+        if count == 0 or position + count > len(module):
+            raise ValueError(f"malformed SPIR-V: an instruction of {count} words at {position}")
+        yield position, count, opcode
+        position += count
+
+
+def code_facts(spirv: bytes) -> CodeFacts:
+    """The device aspects a module's capabilities need and its work-group variables' bytes."""
+    module = words(spirv)
+    if module is None:
+        raise ValueError("not a SPIR-V module")
+    aspects: set[str] = set()
+    sizes: dict[int, int] = {}  # type id -> bytes
+    constants: dict[int, int] = {}  # integer constant id -> value
+    pointees: dict[int, int] = {}  # Workgroup pointer type id -> pointee type id
+    local_memory = 0
+    for start, count, opcode in instructions(module):
+        operands = module[start + 1 : start + count]
+        if opcode == OP_FUNCTION:
+            break  # types, constants and module variables come before every function
+        if opcode == OP_CAPABILITY and operands[0] in _CAPABILITY_ASPECTS:
+            aspects.add(_CAPABILITY_ASPECTS[operands[0]])
+        elif opcode in (OP_TYPE_INT, OP_TYPE_FLOAT):
+            sizes[operands[0]] = operands[1] // 8
+        elif opcode == OP_TYPE_VECTOR:
+            sizes[operands[0]] = sizes.get(operands[1], 0) * operands[2]
+        elif opcode == OP_TYPE_ARRAY:
+            sizes[operands[0]] = sizes.get(operands[1], 0) * constants.get(operands[2], 0)
+        elif opcode == OP_TYPE_STRUCT:
+            sizes[operands[0]] = sum(sizes.get(member, 0) for member in operands[1:])
+        elif opcode == OP_TYPE_POINTER and operands[1] == STORAGE_WORKGROUP:
+            pointees[operands[0]] = operands[2]
+        elif opcode == OP_CONSTANT and len(operands) >= 3:
+            value = operands[2] | (operands[3] << 32 if len(operands) > 3 else 0)
+            constants[operands[1]] = value
+        elif opcode == OP_VARIABLE and operands[2] == STORAGE_WORKGROUP:
+            local_memory += sizes.get(pointees.get(operands[0], -1), 0)
+    return CodeFacts(tuple(sorted(aspects)), local_memory)
