@@ -282,3 +282,12 @@ def test_no_gpu_lists_the_devices_there_are():
     for device in dpctl.get_devices():
         assert device.filter_string in text
     assert "Install the Intel OpenCL CPU runtime" not in text
+
+
+def test_an_undefined_name_in_a_kernel_is_named():
+    @dk.kernel
+    def uses_a_typo(a):
+        a[dk.get_global_id(0)] = no_such_name + 1.0  # noqa: F821
+
+    with pytest.raises(dk.KernelCompileError, match="name 'no_such_name' is not defined"):
+        uses_a_typo.compile(dk.void(ARR))

@@ -309,3 +309,13 @@ def test_range_equal_exactly_when_dims_equal(a, b):
     assert (ra != rb) == (a != b)
     if a == b:
         assert hash(ra) == hash(rb)
+
+
+@pytest.mark.parametrize("value", [np.array([16]), np.array([[2, 3]]), np.float64(4.0), [4]])
+def test_arrays_floats_and_lists_as_a_launch_range_are_invalid_range_errors(value):
+    with pytest.raises(dk.InvalidRangeError, match="launch range"):
+        as_launch_range(value)
+
+
+def test_a_zero_dimensional_integer_array_is_a_launch_range():
+    assert as_launch_range(np.array(16)) == dk.Range(16)

@@ -188,3 +188,30 @@ def test_work_group_functions_refuse_host_calls():
         dk.local.array(4, dk.float32)
     with pytest.raises(TypeError, match="inside a @dk.kernel"):
         dk.barrier()
+
+
+def test_barriers_take_their_flags_by_keyword():
+    """The form docs/kernel-language.md shows: barrier(flags=...), sub_group.barrier too."""
+
+    @dk.kernel
+    def reverse_in_groups(a, out):
+        i = dk.get_global_id(0)
+        lid = dk.get_local_id(0)
+        tile = dk.local.array(8, dk.float32)
+        tile[lid] = a[i]
+        dk.barrier(flags=dk.LOCAL_MEM_FENCE)
+        dk.sub_group.barrier(flags=dk.LOCAL_MEM_FENCE)
+        out[i] = tile[7 - lid]
+
+    host = np.arange(32, dtype=np.float32)
+    out = dpnp.empty(32, dtype="f4")
+    reverse_in_groups[dk.NdRange(32, 8)](dpnp.asarray(host), out)
+    np.testing.assert_array_equal(dpnp.asnumpy(out), host.reshape(4, 8)[:, ::-1].ravel())
+
+
+@pytest.mark.parametrize("call", ["dk.barrier(flag=1)", "dk.barrier(1, flags=1)"])
+def test_barrier_keywords_other_than_flags_are_compile_errors(call):
+    namespace = {"dk": dk}
+    exec(f"def bad(a):\n    {call}\n    a[0] = 1.0\n", namespace)
+    with pytest.raises(dk.KernelCompileError, match="barrier"):
+        dk.kernel(namespace["bad"]).compile(dk.void(dk.usm_array(dk.float64, 1)))

@@ -1,4 +1,10 @@
-"""Integer floor division and modulo in kernels: Python's results, NumPy's edge cases.
+"""Integer arithmetic in kernels as NumPy's: wrap-around at the type's width, Python's floor
+division and modulo with NumPy's edge cases.
+
+Numba marks signed integer add, subtract and multiply `nsw` (no signed wrap), which lets LLVM
+assume overflow never happens: `v = gid + 5; v *= -2147483647` twice became INT64_MAX for
+every work-item, where NumPy and `numba.njit` wrap. Here they wrap (no flags), in kernels and
+device functions alike.
 
 Numba computes `x // y` and `x % y` in two stack slots behind three branches, and its
 `MIN // -1` is 0 (to dodge the CPU's division trap) where NumPy wraps around to MIN. Here they
@@ -12,6 +18,7 @@ from __future__ import annotations
 import itertools
 import operator
 
+import numpy as np
 from llvmlite import ir
 from numba.core import cgutils, types
 from numba.core.imputils import Registry
@@ -20,6 +27,43 @@ lowering_registry = Registry("dpex_kernels.arithmetic")
 
 #: the argument types Numba's integer typing gives these operators (typing/builtins.py)
 _MACHINE_INTS = (types.int64, types.uint64)
+
+
+def _wrapping(operation: str):
+    """Numba's integer add/sub/mul, without the `nsw` flag: two's complement wrap-around."""
+
+    def implementation(context, builder, sig, args):
+        x, y = (context.cast(builder, v, t, sig.return_type) for v, t in zip(args, sig.args))
+        return getattr(builder, operation)(x, y)
+
+    return implementation
+
+
+#: operation -> the Python operators and the NumPy ufunc that compute it
+_WRAPPING = {
+    "add": ((operator.add, operator.iadd), np.add),
+    "sub": ((operator.sub, operator.isub), np.subtract),
+    "mul": ((operator.mul, operator.imul), np.multiply),
+}
+_WRAPPING_UFUNCS = {ufunc: _wrapping(op) for op, (_, ufunc) in _WRAPPING.items()}
+
+for _x, _y in itertools.product(_MACHINE_INTS, repeat=2):
+    for _operation, (_operators, _) in _WRAPPING.items():
+        for _operator in _operators:
+            lowering_registry.lower(_operator, _x, _y)(_wrapping(_operation))
+
+
+def wrapping_ufunc_loops(ufunc, loops: dict) -> dict:
+    """NumPy's ufunc loops for `ufunc` (Numba's ufunc_db), its signed integer add, subtract and
+    multiply wrapping as everywhere else in kernels."""
+    implementation = _WRAPPING_UFUNCS.get(ufunc)
+    if implementation is None:
+        return loops
+    signed = "bhilq"  # NumPy's type characters of the signed integers
+    return {
+        key: implementation if key[0] in signed and key[1] == key[0] else loop
+        for key, loop in loops.items()
+    }
 
 
 def _divmod(context, builder, sig, args) -> tuple:

@@ -93,9 +93,17 @@ def _statement(loc) -> str:
     return f"{loc.filename}:{loc.line}" + (f"\n    {source}" if source else "")
 
 
+# Numba's message once its pipeline wrapped the error (the first argument, which Numba patches,
+# as it does for an undefined name, while `msg` keeps the message before the patch).
+_PIPELINE = re.compile(r"^Failed in \w+ mode pipeline \(step: [^)]*\)\n")
+
+
 def _short(exc: BaseException) -> str:
-    text = str(exc.msg) if isinstance(exc, numba_errors.NumbaError) else str(exc)
-    return _MESSAGE_END.split(_COLOUR.sub("", text), maxsplit=1)[0].strip()
+    text = str(exc)
+    if isinstance(exc, numba_errors.NumbaError):
+        text = str(exc.args[0]) if exc.args else str(exc.msg)
+    text = _PIPELINE.sub("", _COLOUR.sub("", text))
+    return _MESSAGE_END.split(text, maxsplit=1)[0].strip()
 
 
 def is_user_error(exc: BaseException) -> bool:

@@ -464,9 +464,10 @@ class SYCLTargetContext(BaseContext):
         return SYCLCallConv(self)
 
     def get_ufunc_info(self, ufunc_key):
+        """Numba's ufunc loops, with integer add, subtract and multiply wrapping (arithmetic.py)."""
         from numba.np import ufunc_db
 
-        return ufunc_db.get_ufunc_info(ufunc_key)
+        return arithmetic.wrapping_ufunc_loops(ufunc_key, ufunc_db.get_ufunc_info(ufunc_key))
 
     def get_constant_generic(self, builder, ty, val):
         """A device function named in a kernel is called statically: its value is never used.

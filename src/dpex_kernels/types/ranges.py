@@ -146,7 +146,7 @@ def _as_range(value: object, what: str) -> Range:
     if isinstance(value, (tuple, list)):
         return Range(*value) if value else Range(*_dims((), what))
     if _is_int(value):
-        return Range(operator.index(value))
+        return Range(*_dims((value,), what))
     raise InvalidRangeError(f"{what} must be a Range, an int or a tuple of 1-3 ints; got {value!r}")
 
 

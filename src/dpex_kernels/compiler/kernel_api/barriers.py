@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from llvmlite import ir
-from numba.core import errors
+from numba.core import errors, utils
 from numba.core import types as nbtypes
 from numba.core.typing.templates import AbstractTemplate, signature
 
@@ -50,6 +50,13 @@ def check_fence_flags(public: str, flags_type) -> None:
         raise errors.UnsupportedError(fence_flags_error(public, flags_type.literal_value))
 
 
+def _takes_flags(flags=LOCAL_MEM_FENCE):
+    """The Python signature of the barriers: `flags` by position or keyword."""
+
+
+_FLAGS_SIGNATURE = utils.pysignature(_takes_flags)
+
+
 def barrier_function(name: str, public: str, mangled: str, doc: str):
     stub = host_stub(name, doc, public)
 
@@ -58,7 +65,11 @@ def barrier_function(name: str, public: str, mangled: str, doc: str):
         prefer_literal = True  # so that lowering can check constant flags
 
         def generic(self, args, kws):
-            if not kws and len(args) <= 1 and all(isinstance(a, nbtypes.Integer) for a in args):
+            if kws:  # barrier(flags=...): the keyword as the one argument
+                if args or set(kws) != {"flags"} or not isinstance(kws["flags"], nbtypes.Integer):
+                    return None
+                return signature(nbtypes.none, kws["flags"]).replace(pysig=_FLAGS_SIGNATURE)
+            if len(args) <= 1 and all(isinstance(a, nbtypes.Integer) for a in args):
                 return signature(nbtypes.none, *args)
             return None
 
