@@ -1,4 +1,4 @@
-"""Ship kernels without a compiler: build a bundle, then load it with dpctl alone."""
+"""Ship kernels without a compiler: build a bundle, then load it without Numba or llvmlite."""
 
 import subprocess
 import sys

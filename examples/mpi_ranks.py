@@ -1,7 +1,7 @@
 """One MPI rank per device: each rank receives the kernel by pickle and launches on its part.
 
 Run with `mpiexec -n 2 python -m examples.mpi_ranks` (mpi4py and an MPI:
-`pip install 'dpex_kernels[mpi]'`). Rank 0 compiles the kernel and broadcasts it; every rank
+`pip install -e '.[mpi]'` in a clone). Rank 0 compiles the kernel and broadcasts it; every rank
 picks a device by its rank (here all ranks share the one CPU device), launches on its own
 slice, and the ranks combine their sums with an allreduce. Checked against NumPy.
 """

@@ -1,4 +1,4 @@
-"""The error classes of the public contract (API.md §4), and what a debug launch reports."""
+"""The error classes users catch (docs/reference.md), and what a debug launch reports."""
 
 from __future__ import annotations
 

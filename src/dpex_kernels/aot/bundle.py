@@ -2,7 +2,7 @@
 
 A bundle is a zip archive: manifest.json (kernels, their parameter names and signatures, and
 each definition's description from artifacts/files.py) and, per definition and launch
-dimension count, its SPIR-V and LLVM IR. aot/runtime.py reads it back with dpctl alone.
+dimension count, its SPIR-V and LLVM IR. aot/runtime.py reads it back without Numba.
 """
 
 from __future__ import annotations

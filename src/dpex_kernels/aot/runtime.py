@@ -1,4 +1,4 @@
-"""Load an AOT bundle and launch its kernels with dpctl alone: no Numba, no llvmlite.
+"""Load an AOT bundle and launch its kernels with dpctl and dpnp: no Numba, no llvmlite.
 
 from dpex_kernels.aot.runtime import load
 bundle = load("kernels.dpkb")

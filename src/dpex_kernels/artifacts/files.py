@@ -2,7 +2,7 @@
 
 One writer and one reader, shared by AOT bundles (aot/bundle.py, aot/runtime.py) and the disk
 cache (cache.py). Nothing here unpickles or imports anything named by the data: exception
-classes are Python built-ins, by name. Numba-free, so a bundle loads with dpctl alone.
+classes are Python built-ins, by name. Numba-free, so a bundle loads without Numba.
 """
 
 from __future__ import annotations

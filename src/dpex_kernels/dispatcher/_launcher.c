@@ -663,7 +663,7 @@ static int read_array(PyObject *value, Argument *out, Descriptor *d)
 
 static int scalar_fits(int kind, PyObject *value)
 {
-    /* Only a Python int's value decides whether it fits (API.md §2's scalar rules). */
+    /* Only a Python int's value decides whether it fits (the scalar rules). */
     if (Py_TYPE(value) != &PyLong_Type || kind > K_UINT64 || kind == K_BOOL) return 1;
     int overflow;
     long long v = PyLong_AsLongLongAndOverflow(value, &overflow);

@@ -1,4 +1,4 @@
-"""Launching kernels from @numba.njit host code (API.md §2, docs/compiled-launch.md): the types.
+"""Launching kernels from @numba.njit host code (docs/compiled-launch.md): the types.
 
 This module teaches Numba the values involved (njit_launch.py lowers the launch itself).
 
@@ -317,7 +317,7 @@ def param_difference(param, argtype) -> str | None:
     if isinstance(argtype, types.Boolean):
         return None if param == "bool" else "dtype"
     if isinstance(argtype, types.Integer):
-        # The value decides at run time, as for a Python int (API.md §2 scalar rules).
+        # The value decides at run time, as for a Python int (the scalar rules).
         return None if param != "bool" and not param.startswith("complex") else "dtype"
     if isinstance(argtype, types.Float):
         return None if param in ("float32", "float64") else "dtype"

@@ -1,5 +1,5 @@
 """@dk.offload: a host function compiled with Numba whose loops and array expressions run on
-the device (API.md §9, docs/offload.md).
+the device (docs/offload.md).
 
 Per tuple of argument types the outliner (outline.py) rewrites the function's syntax tree into
 a host function that launches one kernel per region, and Numba compiles that with @njit; the
@@ -77,7 +77,7 @@ class OffloadDispatcher:
         self.__doc__ = py_func.__doc__
         self.__wrapped__ = py_func
         self.fallback = fallback
-        self.cache = bool(cache)  # the kernels' disk cache (API.md §6), not the host function's
+        self.cache = bool(cache)  # the kernels' disk cache (docs/cache.md), not the host function's
         self._signature = inspect.signature(py_func)
         kinds = {p.kind for p in self._signature.parameters.values()}
         if kinds - {inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD}:

@@ -96,7 +96,7 @@ _INT_RANGES = {
 
 
 def scalar_matches(param: str, value: object) -> bool:
-    """API.md §2's scalar rules: may `value` be passed where a `param` scalar is declared?"""
+    """The scalar rules (docs/dispatch.md): may `value` go where a `param` scalar is declared?"""
     if isinstance(value, np.generic):  # before the Python checks: np.float64 is a float
         if value.dtype.name not in SCALAR_NAMES:
             return False

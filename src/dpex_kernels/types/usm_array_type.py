@@ -1,4 +1,4 @@
-"""usm_array: the Numba type of a USM-backed array argument (API.md §1)."""
+"""usm_array: the Numba type of a USM-backed array argument (docs/dispatch.md)."""
 
 from __future__ import annotations
 
