@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable
+from dataclasses import replace
 
 import cloudpickle
 from numba.core import types
@@ -126,11 +127,14 @@ class JitKernel(KernelBase):
             return compiled
 
     def _compile_for(self, args, arg_specs) -> CompiledKernel | None:
-        """Lazy kernels compile for the arguments' own types; eager ones never do."""
+        """Lazy kernels compile for the arguments' own types (arrays as writable: whether a
+        read-only one may be written is the launch's check); eager ones never do."""
         if self._eager:
             return None
         argtypes = tuple(
-            from_spec(spec) if spec is not None else scalar_from_name(scalar_name_of(v))
+            from_spec(replace(spec, readonly=False))
+            if spec is not None
+            else scalar_from_name(scalar_name_of(v))
             for v, spec in zip(args, arg_specs)
         )
         return self.compile(types.void(*argtypes))
