@@ -7,12 +7,14 @@ arguments must match one of its signatures. Anything the compiler refuses raises
 the compiler's error class (KernelCompileError, KernelSignatureError, TypeError).
 
 Kernels that take an item or a LocalAccessor are not compiled here until the compiler has the
-SYCL 2020 forms (see `needs_sycl2020`): the simulator runs them unchecked.
+SYCL 2020 forms (launch.py skips them): the simulator runs them unchecked. A kernel that calls
+breakpoint() is checked as a copy in which breakpoint() does nothing (devices have no debugger).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import types as pytypes
 
 import numpy as np
 
@@ -89,7 +91,29 @@ def device_params(kernel, args: tuple) -> tuple:
         from_spec(spec) if spec is not None else scalar_from_name(scalar_name_of(value))
         for value, spec in zip(args, specs)
     )
-    return kernel.compile(types.void(*argtypes)).params
+    return _checked_kernel(kernel).compile(types.void(*argtypes)).params
+
+
+def _skip_breakpoint():
+    """breakpoint() as the device compiler sees it in a simulated kernel: nothing."""
+
+
+def _checked_kernel(kernel):
+    """The kernel the device compiler checks: itself, or a copy without its breakpoint()."""
+    function = kernel.py_func
+    if "breakpoint" not in function.__code__.co_names:
+        return kernel
+    found = getattr(kernel, "_simulator_checked", None)
+    if found is None:
+        from ..compiler.functions import DeviceFunction
+        from ..dispatcher.jit_kernel import JitKernel
+
+        namespace = {**function.__globals__, "breakpoint": DeviceFunction(_skip_breakpoint)}
+        copy = pytypes.FunctionType(
+            function.__code__, namespace, function.__name__, None, function.__closure__
+        )
+        found = kernel._simulator_checked = JitKernel(copy, None, **kernel.options)
+    return found
 
 
 def lazy_params(args: tuple) -> tuple:
