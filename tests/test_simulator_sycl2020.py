@@ -42,7 +42,17 @@ ops = SimpleNamespace(
     **{
         name: SimpleNamespace(name=name)
         for name in (
-            "plus multiplies minimum maximum bit_and bit_or bit_xor logical_and logical_or".split()
+            [
+                "plus",
+                "multiplies",
+                "minimum",
+                "maximum",
+                "bit_and",
+                "bit_or",
+                "bit_xor",
+                "logical_and",
+                "logical_or",
+            ]
         )
     }
 )
