@@ -10,8 +10,8 @@ import numpy as np
 
 from ..compiler.kernel_api.spirv import GLOBAL_MEM_FENCE, LOCAL_MEM_FENCE
 from ..errors import KernelBoundsError
-from .memory import Memory, SimArray
-from .scheduler import call_site, running, user_frame
+from .memory import SimArray
+from .scheduler import running, user_frame
 
 _FENCE_FLAGS = (LOCAL_MEM_FENCE, GLOBAL_MEM_FENCE, LOCAL_MEM_FENCE | GLOBAL_MEM_FENCE)
 _INT64_RANGE = range(-(2**63), 2**63)
@@ -211,6 +211,3 @@ def _add_sub_groups(table: Table, launch) -> None:
     table["dk.sub_group.reduce_add"] = reduce_add
     table["dk.sub_group.shuffle"] = exchange("shuffle")
     table["dk.sub_group.broadcast"] = exchange("broadcast")
-
-
-__all__ = ["Memory", "Table", "add_kernel_api", "atomic_update", "call_site", "device_scalar"]

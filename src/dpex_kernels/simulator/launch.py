@@ -18,7 +18,7 @@ import numpy as np
 from ..errors import InvalidRangeError, KernelBoundsError, KernelRaceError, KernelSignatureError
 from ..types.arguments import array_spec_of, usm_view
 from . import device_check
-from .builtins import Table, add_kernel_api, device_scalar
+from .builtins import Table, add_kernel_api, as_dtype, device_scalar
 from .geometry import Geometry
 from .mathlib import simulated_function
 from .memory import Memory, SimArray
@@ -173,8 +173,6 @@ class Launch:
             values = list(shared)
             for position, name, accessor in per_group:
                 shape = accessor.shape if isinstance(accessor.shape, tuple) else (accessor.shape,)
-                from .builtins import as_dtype
-
                 values[position] = self.new_array(shape, as_dtype(accessor.dtype), "local", name)
             return tuple(values)
 
