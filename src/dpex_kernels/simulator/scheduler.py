@@ -80,6 +80,7 @@ class WorkGroup:
         "meeting",
         "memory",
         "args",
+        "done",
     )
 
     def __init__(self, group_id: tuple[int, ...], linear: int):
@@ -91,18 +92,20 @@ class WorkGroup:
         self.meeting: Meeting | None = None
         self.memory: dict = {}  # local arrays by call site
         self.args: tuple = ()
+        self.done = 0  # work-items finished
 
 
 class SubGroup:
     """One sub-group: consecutive work-items along the last dimension of a work-group."""
 
-    __slots__ = ("group", "index", "items", "epoch", "meeting")
+    __slots__ = ("group", "index", "items", "epoch", "meeting", "done")
 
     def __init__(self, group: WorkGroup, index: int):
         self.group, self.index = group, index
         self.items: list[WorkItem] = []
         self.epoch = 0  # sub-group syncs and work-group barriers passed
         self.meeting: Meeting | None = None
+        self.done = 0  # work-items finished
 
 
 class WorkItem:
@@ -296,6 +299,8 @@ class Scheduler:
                 self.error = self.describe_error(exc, item)
         finally:
             item.finished = True
+            item.group.done += 1
+            item.sub_group.done += 1
             running.item = None
 
     def _wake_next(self) -> None:
@@ -357,9 +362,9 @@ class Scheduler:
 
     def _check_meet(self, item: WorkItem, scope, key, what: str, where: str) -> None:
         """A barrier that not every work-item of the scope can reach is a KernelRaceError."""
-        for other in scope.items:
-            if other.finished:
-                raise self._diverged(what, where, [item], other, "finished without reaching it")
+        if scope.done:
+            other = next(other for other in scope.items if other.finished)
+            raise self._diverged(what, where, [item], other, "finished without reaching it")
         mates = item.sub_group.items if item.sub_group is not None else [item]
         for other in mates:
             meeting = other.meeting
