@@ -35,6 +35,20 @@ _KERNEL_API = [
 _TYPES = [name for name in types.__all__ if name not in ("ArraySpec", "NdRange", "Range")]
 
 _WORK_GROUP = [
+    "AtomicRef",
+    "atomic_fence",
+    "group_barrier",
+    "group_broadcast",
+    "reduce_over_group",
+    "inclusive_scan_over_group",
+    "exclusive_scan_over_group",
+    "any_of_group",
+    "all_of_group",
+    "none_of_group",
+    "shift_group_left",
+    "shift_group_right",
+    "permute_group_by_xor",
+    "select_from_group",
     "barrier",
     "LOCAL_MEM_FENCE",
     "GLOBAL_MEM_FENCE",
@@ -42,6 +56,24 @@ _WORK_GROUP = [
     "private",
     "atomic",
     "sub_group",
+]
+
+#: The kernel language's objects that exist outside kernels (numba-free).
+_KERNEL_OBJECTS = [
+    "AddressSpace",
+    "GroupOperation",
+    "LocalAccessor",
+    "MemoryOrder",
+    "MemoryScope",
+    "bit_and",
+    "bit_or",
+    "bit_xor",
+    "logical_and",
+    "logical_or",
+    "maximum",
+    "minimum",
+    "multiplies",
+    "plus",
 ]
 
 __getattr__, __dir__ = lazy_attributes(
@@ -59,6 +91,7 @@ __getattr__, __dir__ = lazy_attributes(
         "offload": ".offloading",
         "OffloadFallbackWarning": ".offloading",
         "aot": None,
+        **dict.fromkeys(_KERNEL_OBJECTS, ".types.kernel_objects"),
         **dict.fromkeys(_WORK_GROUP, ".compiler.kernel_api"),
     },
 )
@@ -86,4 +119,5 @@ __all__ = [
     *_KERNEL_API,
     *_TYPES,
     *_WORK_GROUP,
+    *_KERNEL_OBJECTS,
 ]

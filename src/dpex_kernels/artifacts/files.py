@@ -81,6 +81,8 @@ def describe(artifact: KernelArtifact, put: Callable[[str, bytes], None], stem: 
         "target": artifact.target.to_json(),
         "default_ndim": artifact.default_ndim,
         "front_end": artifact.front_end,
+        "needs_nd_range": artifact.needs_nd_range,
+        "max_work_group_items": artifact.max_work_group_items,
         "exceptions": {
             str(code): [exc.__name__ if exc is not None else None, [_json_arg(a) for a in args]]
             for code, (exc, args) in artifact.exceptions.items()
@@ -138,6 +140,8 @@ def read(
     try:
         name, symbol = description["name"], description["symbol"]
         default_ndim, front_end = description["default_ndim"], description["front_end"]
+        needs_nd_range = description["needs_nd_range"]
+        max_items = description["max_work_group_items"]
         exceptions, float_atomics = description["exceptions"], description["float_atomics"]
         variants = description["variants"]
         if not (
@@ -145,6 +149,9 @@ def read(
             and isinstance(symbol, str)
             and default_ndim in NDIMS
             and isinstance(front_end, str)
+            and isinstance(needs_nd_range, bool)
+            and type(max_items) is int
+            and max_items >= 0
             and isinstance(exceptions, dict)
             and isinstance(variants, dict)
             and isinstance(float_atomics, dict)
@@ -161,6 +168,8 @@ def read(
             exceptions={int(c): _exception(*entry) for c, entry in exceptions.items()},
             float_atomics={str(k): v for k, v in float_atomics.items()},
             front_end=front_end,
+            needs_nd_range=needs_nd_range,
+            max_work_group_items=max_items,
             linked_ir=linked_ir,
             type_annotation=type_annotation,
             builder=builder,

@@ -54,6 +54,8 @@ class KernelArtifact:
         exceptions: dict,
         float_atomics: dict[str, str],
         front_end: str,
+        needs_nd_range: bool = False,
+        max_work_group_items: int = 0,
         linked_ir: str | None = None,
         type_annotation: object = "",
         timings: dict | None = None,
@@ -73,6 +75,10 @@ class KernelArtifact:
         self.float_atomics = dict(float_atomics)
         #: Which front end typed and lowered the kernel: "direct", or "numba" and why.
         self.front_end = front_end
+        #: Whether the code uses what only an nd-item has: it launches with an NdRange only.
+        self.needs_nd_range = needs_nd_range
+        #: The largest work-group the code takes (its group algorithms in local memory); 0: any.
+        self.max_work_group_items = max_work_group_items
         #: The linked module, before specialisation; None for bundled code.
         self.linked_ir = linked_ir
         #: Numba's typed annotation: a str, or an object printed when first read (printing

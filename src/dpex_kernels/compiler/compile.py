@@ -25,7 +25,9 @@ from .diagnostics import compile_failure, user_error
 from .frontend import compile_front_end
 from .frontend.entry import kernel_symbol
 from .kernel_api.atomics import float_atomic_paths
+from .kernel_api.groups import SCRATCH_ITEMS
 from .kernel_api.index_space import dimensions_used
+from .kernel_api.items import ItemType
 from .target import EXCEPTIONS
 
 
@@ -34,6 +36,8 @@ def check_kernel_argtypes(py_func, argtypes) -> None:
     names = list(inspect.signature(py_func).parameters)
     for position, argtype in enumerate(argtypes):
         if isinstance(argtype, (USMArrayType, types.Number, types.Boolean)):
+            continue
+        if isinstance(argtype, ItemType) and position == 0:
             continue
         name = names[position] if position < len(names) else f"#{position}"
         prefix = (
@@ -50,6 +54,10 @@ def check_kernel_argtypes(py_func, argtypes) -> None:
 
 
 _RETURNED_CODE = re.compile(r"\bret i32 (\d+)\b")
+#: The marker nd-item methods call (kernel_api/items.py).
+_NEEDS_ND_RANGE = re.compile(r'call void @"?dpex\.nd_item"?\(')
+#: The marker of group algorithms computed in local memory (kernel_api/groups.py).
+_SCRATCH = re.compile(r'call void @"?dpex\.group_scratch"?\(')
 
 
 def _debug_exceptions(linked_ir: str) -> dict:
@@ -77,12 +85,14 @@ def compile_kernel(
         artifact = KernelArtifact(
             name=py_func.__name__,
             symbol=symbol,
-            params=tuple(param_of(t) for t in argtypes),
+            params=tuple(param_of(t) for t in argtypes if not isinstance(t, ItemType)),
             options=options,
             target=target,
             default_ndim=dimensions_used(linked_ir),
             exceptions=_debug_exceptions(linked_ir) if options.debug else {},
             float_atomics=float_atomic_paths(linked_ir, target.float_atomics),
+            needs_nd_range=_NEEDS_ND_RANGE.search(linked_ir) is not None,
+            max_work_group_items=SCRATCH_ITEMS if _SCRATCH.search(linked_ir) else 0,
             front_end=front.front_end,
             linked_ir=linked_ir,
             type_annotation=front.type_annotation,

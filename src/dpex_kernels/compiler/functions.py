@@ -16,7 +16,8 @@ import cloudpickle
 from numba.core import compiler, ir, lowering, sigutils, typed_passes, types, untyped_passes, utils
 from numba.core import errors as numba_errors
 from numba.core.compiler_lock import global_compiler_lock
-from numba.core.compiler_machinery import PassManager, register_pass
+from numba.core.compiler_machinery import FunctionPass, PassManager, register_pass
+from numba.core.ir_utils import build_definitions, mk_unique_var
 from numba.core.target_extension import (
     dispatcher_registry,
     jit_registry,
@@ -28,7 +29,7 @@ from numba.core.typing.typeof import typeof_impl
 from numba.stencils.stencil import StencilFunc
 
 from .diagnostics import compile_failure, current_loc, is_user_error
-from .kernel_api.registry import simulated
+from .kernel_api.registry import constant_argument, is_kernel_api, simulated
 from .patches import collector_paused
 from .target import TARGET_NAME, SYCLDevice, sycl_target
 
@@ -117,6 +118,63 @@ class _DeviceInlineClosureLikes(untyped_passes.InlineClosureLikes):
         return _may_inline(state.func_ir) and super().run_pass(state)
 
 
+@register_pass(mutates_CFG=False, analysis_only=False)
+class _KernelApiConstants(FunctionPass):
+    """Every constant argument of a kernel API call as a literal (registry.constant_argument):
+    `dk.get_global_id(_ZERO)` with `_ZERO = np.int64(0)` a global types as
+    `dk.get_global_id(0)`, which the index functions need to see a constant dimension."""
+
+    _name = "dpex_kernel_api_constants"
+
+    def __init__(self):
+        FunctionPass.__init__(self)
+
+    def run_pass(self, state):
+        func_ir = state.func_ir
+        changed = False
+        for block in func_ir.blocks.values():
+            body = []
+            for inst in block.body:
+                value = getattr(inst, "value", None)
+                if isinstance(value, ir.Expr) and value.op == "call":
+                    changed |= _freeze_arguments(func_ir, block.scope, value, body)
+                body.append(inst)
+            block.body = body
+        if changed:
+            func_ir._definitions = build_definitions(func_ir.blocks)
+        return changed
+
+
+def _freeze_arguments(func_ir, scope, call: ir.Expr, body: list) -> bool:
+    """Replace the constant arguments of `call`, a kernel API call, by literals assigned just
+    before it (into `body`); whether any was."""
+    if not is_kernel_api(_constant(func_ir, call.func)):
+        return False
+
+    def frozen(var: ir.Var) -> ir.Var:
+        literal = constant_argument(_constant(func_ir, var))
+        if literal is None:
+            return var
+        new = ir.Var(scope, mk_unique_var("$kernel_api_constant"), var.loc)
+        body.append(ir.Assign(ir.Const(literal, var.loc), new, var.loc))
+        return new
+
+    args = [frozen(arg) for arg in call.args]
+    kws = [(name, frozen(var)) for name, var in call.kws]
+    changed = args != call.args or kws != list(call.kws)
+    call.args, call.kws = args, kws
+    return changed
+
+
+def _constant(func_ir, var: ir.Var) -> object:
+    """Numba's constant inference of a variable (globals, closure variables, attributes of
+    modules and classes), or None where it finds none."""
+    try:
+        return func_ir.infer_constant(var)
+    except numba_errors.ConstantInferenceError:
+        return None
+
+
 #: Numba's passes that device code runs in a version of its own.
 _REPLACED_PASSES = {
     typed_passes.NativeLowering: _DeviceNativeLowering,
@@ -138,6 +196,8 @@ class _DeviceCompiler(compiler.CompilerBase):
             default = compiler.DefaultPassBuilder.define_nopython_pipeline(self.state)
             built = PassManager(default.pipeline_name)
             for pass_class, description in default.passes:
+                if pass_class is typed_passes.NopythonTypeInference:
+                    built.add_pass(_KernelApiConstants, "kernel API constants as literals")
                 pass_class = _REPLACED_PASSES.get(pass_class, pass_class)
                 if pass_class not in _SKIPPED_PASSES:
                     built.add_pass(pass_class, description)

@@ -16,6 +16,7 @@ from ..artifacts.options import CompileOptions
 from ..artifacts.target import Target
 from ..compiler.backend import build_variant
 from ..compiler.compile import compile_kernel
+from ..compiler.kernel_api.items import ITEM, takes_item
 from ..device import check_sub_group_size, warm_up_builds
 from ..types.spec import scalar_name_of
 from ..types.usm_array_type import device_of, from_spec, scalar_from_name
@@ -45,6 +46,22 @@ def _normalise_signatures(signatures) -> list[Signature]:
     return result
 
 
+def _item_first(py_func, names: tuple, declared: list | None) -> bool:
+    """Whether a kernel takes an item first (see JitKernel.takes_item)."""
+    if declared is None:
+        return takes_item(py_func)
+    counts = {len(sig.args) for sig in declared}
+    if counts == {len(names) - 1} and names:
+        return True
+    if counts != {len(names)}:
+        raise TypeError(
+            f"kernel '{py_func.__name__}' takes {len(names)} parameter(s); its signatures have "
+            f"{', '.join(map(str, sorted(counts)))}: each has one type per parameter, or one "
+            f"fewer when the first parameter is the work-item's item"
+        )
+    return False
+
+
 class JitKernel(KernelBase):
     """A kernel: compiled per signature (eagerly when declared), launched with kernel[range]."""
 
@@ -70,7 +87,12 @@ class JitKernel(KernelBase):
             sub_group_size=sub_group_size,
             host_simd=host_simd,  # offloaded loops on CPU devices (backend/host_simd.py)
         )
-        super().__init__(py_func.__name__, tuple(inspect.signature(py_func).parameters))
+        names = tuple(inspect.signature(py_func).parameters)
+        declared = None if signatures is None else _normalise_signatures(signatures)
+        #: Whether the first parameter is the work-item's item (kernel_api/items.py): one
+        #: fewer argument in every declared signature, or item methods called on it.
+        self.takes_item = _item_first(py_func, names, declared)
+        super().__init__(py_func.__name__, names[1:] if self.takes_item else names)
         self.py_func = py_func
         self.__doc__ = py_func.__doc__
         self.__wrapped__ = py_func
@@ -78,10 +100,9 @@ class JitKernel(KernelBase):
         self.cache = bool(cache)
         if not cache:  # a cached kernel's kept binary loads at once; a warm-up would delay it
             warm_up_builds()  # for the default device, while the program goes on to its launches
-        self._eager = signatures is not None
-        if self._eager:
-            for sig in _normalise_signatures(signatures):
-                self.compile(sig)
+        self._eager = declared is not None
+        for sig in declared or ():
+            self.compile(sig)
 
     def __repr__(self) -> str:
         kind = "eager" if self._eager else "lazy"
@@ -114,7 +135,8 @@ class JitKernel(KernelBase):
                     self.stats.cache_hits += 1
             if artifacts is None:
                 warm_up_builds(device)  # while Numba compiles, not before a cached build
-                artifacts = compile_kernel(self.py_func, argtypes, self.options, target)
+                compiled_types = (ITEM, *argtypes) if self.takes_item else argtypes
+                artifacts = compile_kernel(self.py_func, compiled_types, self.options, target)
                 self.stats.compiles += 1
                 if key is not None:
                     cache.store(key, artifacts)
@@ -178,6 +200,7 @@ class JitKernel(KernelBase):
             "py_func": cloudpickle.dumps(self.py_func),
             "options": self.options,
             "cache": self.cache,
+            "takes_item": self.takes_item,
             "eager": self._eager,
             "definitions": [(sig, c.artifacts) for sig, c in self.definitions.items()],
         }
@@ -187,6 +210,9 @@ class JitKernel(KernelBase):
 def _unpickle_kernel(payload) -> JitKernel:
     kernel = JitKernel(cloudpickle.loads(payload["py_func"]), None, cache=payload["cache"])
     kernel.options = payload["options"]
+    if payload["takes_item"] != kernel.takes_item:
+        kernel.takes_item = payload["takes_item"]
+        KernelBase.__init__(kernel, kernel.__name__, kernel.param_names[1:])
     kernel._eager = payload["eager"]
     for sig, artifacts in payload["definitions"]:
         kernel.definitions[sig] = CompiledKernel(sig, artifacts)

@@ -97,6 +97,11 @@ class KernelBase(launcher.KernelCore):
 def check_limits(name: str, launch: launcher.Launcher, compiled, queue) -> None:
     """The range must fit the device and the compiled kernel, before anything is submitted."""
     value = launch.range
+    if compiled.artifacts.needs_nd_range and not isinstance(value, NdRange):
+        raise InvalidRangeError(
+            f"kernel '{name}' uses what only an nd-item has (local ids, its group or "
+            f"sub-group): launch it with dk.NdRange(global, local), not {value!r}"
+        )
     global_size = tuple(value.global_range if isinstance(value, NdRange) else value)
     limits = DeviceLimits.of(queue.sycl_device)
     total = 1
@@ -111,6 +116,13 @@ def check_limits(name: str, launch: launcher.Launcher, compiled, queue) -> None:
         local_total = 1
         for n in value.local_range:
             local_total *= n
+        limit = compiled.artifacts.max_work_group_items
+        if limit and local_total > limit:
+            raise InvalidRangeError(
+                f"kernel '{name}': work-group of {local_total} work-items exceeds the {limit} "
+                f"its group algorithms of dk.multiplies or bitwise operations take (they run "
+                f"in local memory); use work-groups of at most {limit}"
+            )
         if local_total > compiled.attrs.max_work_group_size:
             raise InvalidRangeError(
                 f"kernel '{name}': work-group of {local_total} work-items "

@@ -5,6 +5,7 @@ A parameter becomes a short run of scalar kernel arguments, its *slots*:
              strides[ndim] in bytes ("C" and "F" strides follow from the shape);
   bool:      one 8-bit value;
   complex:   its real and imaginary parts;
+  item:      nothing (an item kernel's first parameter: the work-item's own ids);
   any other scalar: itself.
 Lowering turns the slots into LLVM parameters (compiler/lowering.py), the compiled launcher into
 packing steps (dispatcher/launch.py hands them to _launcher.c), and the benchmarks into the
@@ -22,6 +23,8 @@ DATA, SHAPE, STRIDE, VALUE, REAL, IMAG = range(6)
 
 #: The kind of an array's data pointer; every other array slot is an "int64".
 POINTER = "pointer"
+#: The description of an item parameter (compiler/kernel_api/items.py): no kernel argument.
+ITEM = "item"
 
 
 class Slot(NamedTuple):
@@ -41,6 +44,8 @@ def param_slots(position: int, param: ArraySpec | str) -> list[Slot]:
         if param.layout == "A":
             slots += [Slot(STRIDE, position, axis, "int64") for axis in range(param.ndim)]
         return slots
+    if param == ITEM:
+        return []
     if param.startswith("complex"):
         part = "float32" if param == "complex64" else "float64"
         return [Slot(REAL, position, 0, part), Slot(IMAG, position, 0, part)]
@@ -52,4 +57,4 @@ def kernel_slots(params: tuple[ArraySpec | str, ...]) -> tuple[Slot, ...]:
     return tuple(slot for i, p in enumerate(params) for slot in param_slots(i, p))
 
 
-__all__ = ["POINTER", "Slot", "kernel_slots", "param_slots"]
+__all__ = ["ITEM", "POINTER", "Slot", "kernel_slots", "param_slots"]

@@ -27,6 +27,7 @@ import llvmlite.binding as ll
 from ...artifacts.kernel import CodeFacts, KernelArtifact
 from ...artifacts.spirv import code_facts
 from ..kernel_api.atomics import float_atomic_definitions
+from ..kernel_api.groups import group_definitions
 from ..kernel_api.index_space import index_definitions
 from . import checks, emit, host_simd, llvm, workarounds
 
@@ -53,10 +54,13 @@ class Build:
 
 def specialise(build: Build) -> None:
     artifact = build.artifact
+    by_shuffles = workarounds.by_name("sub-group-multiplies-by-shuffles").applies(artifact.target)
     definitions = [
         index_definitions(build.ndim),
         float_atomic_definitions(artifact.linked_ir, artifact.target.float_atomics),
+        group_definitions(artifact.linked_ir, build.ndim, by_shuffles),
     ]
+    definitions = [text for text in definitions if text]
     if artifact.host_simd:
         source = host_simd.assume_aligned(artifact.linked_ir, artifact.symbol, artifact.params)
         module = llvm.link_modules([source, *definitions])

@@ -127,6 +127,16 @@ WORKAROUNDS: tuple[Workaround, ...] = (
         _intel_cpu,
     ),
     Workaround(
+        "sub-group-multiplies-by-shuffles",
+        "backend: specialise (kernel_api/groups.py group_definitions)",
+        INTEL_CPU,
+        "OpGroupNonUniformIMul and FMul (a sub-group reduce or scan of dk.multiplies) give "
+        "each lane its own operand; the product is gathered lane by lane with shuffles.",
+        ("tests/test_groups.py::test_sub_group_algorithms_match_numpy",),
+        "a runtime where the native instructions multiply (then the placeholder calls them)",
+        _intel_cpu,
+    ),
+    Workaround(
         "constant-addresses-as-instructions",
         "backend: rewrite",
         LLVM_SPIRV,

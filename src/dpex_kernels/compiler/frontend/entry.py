@@ -91,6 +91,8 @@ def kernel_arguments(context: SYCLTargetContext, builder, entry, argtypes) -> li
         flat = [next(values) for _ in run]
         if isinstance(argtype, USMArrayType):
             arguments.append(_array_fields(context, builder, argtype, run, flat))
+        elif param_of(argtype) == params.ITEM:  # the work-item's ids are read where used
+            arguments.append(context.get_dummy_value())
         elif isinstance(argtype, types.Boolean):
             arguments.append(builder.icmp_unsigned("!=", flat[0], ir.Constant(_I8, 0)))
         elif isinstance(argtype, types.Complex):

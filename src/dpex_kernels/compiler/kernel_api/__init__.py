@@ -6,9 +6,23 @@ they raise. Importing this package registers every feature with `typing_registry
 all share; nothing here imports the target.
 """
 
-from . import printing  # noqa: F401  (registers the lowering of print())
+from . import items, printing  # noqa: F401  (register item methods and print())
+from .atomic_ref import AtomicRef, atomic_fence, group_barrier
 from .atomics import atomic
 from .barriers import GLOBAL_MEM_FENCE, LOCAL_MEM_FENCE, barrier
+from .groups import (
+    all_of_group,
+    any_of_group,
+    exclusive_scan_over_group,
+    group_broadcast,
+    inclusive_scan_over_group,
+    none_of_group,
+    permute_group_by_xor,
+    reduce_over_group,
+    select_from_group,
+    shift_group_left,
+    shift_group_right,
+)
 from .index_space import (
     dimensions_used,
     get_global_id,
@@ -25,6 +39,20 @@ from .registry import lowering_registry, typing_registry
 from .sub_groups import sub_group
 
 __all__ = [
+    "AtomicRef",
+    "all_of_group",
+    "any_of_group",
+    "exclusive_scan_over_group",
+    "group_broadcast",
+    "inclusive_scan_over_group",
+    "none_of_group",
+    "permute_group_by_xor",
+    "reduce_over_group",
+    "select_from_group",
+    "shift_group_left",
+    "shift_group_right",
+    "atomic_fence",
+    "group_barrier",
     "GLOBAL_MEM_FENCE",
     "LOCAL_MEM_FENCE",
     "LocalArrayType",

@@ -16,7 +16,7 @@ from numba.core import types as nbtypes
 from numba.core.typing.templates import AbstractTemplate, signature
 
 from .registry import call_builtin, host_stub, lowering_registry, namespace, typing_registry
-from .spirv import GLOBAL, LOCAL, SCOPE_CROSS_DEVICE, SEMANTICS_RELAXED, TYPE_CODES
+from .spirv import GLOBAL, LOCAL, SCOPE_CROSS_DEVICE, TYPE_CODES
 
 _I32 = ir.IntType(32)
 
@@ -43,7 +43,7 @@ def _atomic_target(arr, idx):
     )
 
 
-def _element_pointer(context, builder, arr_type, arr, idx_type, idx):
+def element_pointer(context, builder, arr_type, arr, idx_type, idx):
     array = context.make_array(arr_type)(context, builder, arr)
     if isinstance(idx_type, nbtypes.BaseTuple):
         indices = cgutils.unpack_tuple(builder, idx, len(idx_type))
@@ -62,13 +62,16 @@ def _element_pointer(context, builder, arr_type, arr, idx_type, idx):
     )
 
 
-def _as_int(builder, value, dtype):
+def as_int(builder, value, dtype):
     width = dtype.bitwidth
     return builder.bitcast(value, ir.IntType(width)) if isinstance(dtype, nbtypes.Float) else value
 
 
-def compare_exchange_bits(builder, pointer, expected, desired) -> ir.Value:
-    """SPIR-V's OpAtomicCompareExchange on integers of 32 or 64 bits; returns the old value.
+def compare_exchange_bits(
+    builder, pointer, expected, desired, scope=SCOPE_CROSS_DEVICE, equal=0, unequal=0
+) -> ir.Value:
+    """SPIR-V's OpAtomicCompareExchange on integers of 32 or 64 bits, with SPIR-V's `scope`
+    and memory semantics when `equal` and not; returns the old value.
 
     LLVM's cmpxchg returns a {value, success} pair that the optimiser moves into phis of CAS
     loops, and the SPIR-V back end aborts the process on such a phi ("illegal aggregate
@@ -80,27 +83,28 @@ def compare_exchange_bits(builder, pointer, expected, desired) -> ir.Value:
     pointer = builder.bitcast(pointer, integer.as_pointer(space))
     qualifier = f"PU3AS{space}" if space else "P"
     name = f"_Z29__spirv_AtomicCompareExchange{qualifier}{code}iii{code}{code}"
-    scope = ir.Constant(_I32, SCOPE_CROSS_DEVICE)
-    semantics = ir.Constant(_I32, SEMANTICS_RELAXED)
+    constants = [ir.Constant(_I32, value) for value in (scope, equal, unequal)]
     return call_builtin(
         builder,
         name,
         integer,
         [pointer.type, _I32, _I32, _I32, integer, integer],
-        [pointer, scope, semantics, semantics, desired, expected],
+        [pointer, *constants, desired, expected],
     )
 
 
-def _compare_exchange(builder, pointer, expected, desired, dtype) -> ir.Value:
-    """Compare-exchange of one array element of `dtype`, on its bit pattern."""
+def compare_exchange(builder, pointer, expected, desired, dtype, *order) -> ir.Value:
+    """Compare-exchange of one array element of `dtype`, on its bit pattern (`order`: scope
+    and semantics, as compare_exchange_bits takes them)."""
     old = compare_exchange_bits(
-        builder, pointer, _as_int(builder, expected, dtype), _as_int(builder, desired, dtype)
+        builder, pointer, as_int(builder, expected, dtype), as_int(builder, desired, dtype), *order
     )
     return builder.bitcast(old, expected.type) if isinstance(dtype, nbtypes.Float) else old
 
 
-def _cas_loop(builder, pointer, dtype, update):
-    """Atomically replace *pointer with update(old) by compare-and-swap; return old.
+def cas_loop(builder, pointer, dtype, update, *order):
+    """Atomically replace *pointer with update(old) by compare-and-swap; return old (`order`:
+    scope and semantics, as compare_exchange_bits takes them).
 
     The swap compares bit patterns, so it terminates for NaNs and tells -0.0 from 0.0.
     """
@@ -112,17 +116,17 @@ def _cas_loop(builder, pointer, dtype, update):
     builder.position_at_end(loop)
     current = builder.phi(start.type)
     current.add_incoming(start, entry)
-    seen = _compare_exchange(builder, pointer, current, update(current), dtype)
+    seen = compare_exchange(builder, pointer, current, update(current), dtype, *order)
     current.add_incoming(seen, builder.block)
     swapped = builder.icmp_unsigned(
-        "==", _as_int(builder, seen, dtype), _as_int(builder, current, dtype)
+        "==", as_int(builder, seen, dtype), as_int(builder, current, dtype)
     )
     builder.cbranch(swapped, done, loop)
     builder.position_at_end(done)
     return current
 
 
-def _float_update(builder, op: str):
+def float_update(builder, op: str):
     if op == "add":
         return lambda value: lambda old: builder.fadd(old, value)
     if op == "sub":
@@ -143,11 +147,11 @@ _PLACEHOLDER = re.compile(
 )
 
 
-def _float_atomic(builder, op: str, pointer, value, dtype) -> ir.Value:
+def float_atomic(builder, op: str, pointer, value, dtype) -> ir.Value:
     """A float add/sub/min/max: a placeholder call on global and local memory, else a loop."""
     space = _SPACES.get(pointer.type.addrspace)
     if space is None:  # private memory: only this work-item sees it
-        return _cas_loop(builder, pointer, dtype, _float_update(builder, op)(value))
+        return cas_loop(builder, pointer, dtype, float_update(builder, op)(value))
     name = f"dpex.atomic.{op}.{dtype}.{space}"
     fnty = ir.FunctionType(value.type, [pointer.type, value.type])
     placeholder = cgutils.get_or_insert_function(builder.module, fnty, name)
@@ -184,7 +188,7 @@ def float_atomic_definitions(linked_ir: str, native: frozenset[str]) -> str:
         if path == "native":
             old = builder.atomic_rmw(_NATIVE_OPS[op], pointer, value, "monotonic")
         else:
-            old = _cas_loop(builder, pointer, dtype, _float_update(builder, op)(value))
+            old = cas_loop(builder, pointer, dtype, float_update(builder, op)(value))
         builder.ret(old)
     return str(module)
 
@@ -210,15 +214,15 @@ def _atomic_rmw(op: str):
     @lowering_registry.lower(stub, nbtypes.Array, nbtypes.Any, nbtypes.Any)
     def _lower(context, builder, sig, args):
         arr_type, idx_type, dtype = sig.args
-        pointer = _element_pointer(context, builder, arr_type, args[0], idx_type, args[1])
+        pointer = element_pointer(context, builder, arr_type, args[0], idx_type, args[1])
         value = args[2]
         if isinstance(dtype, nbtypes.Float):
             if op == "exchange":  # an integer exchange of the bit pattern: native everywhere
                 integer = ir.IntType(dtype.bitwidth)
                 bits = builder.bitcast(pointer, integer.as_pointer(pointer.type.addrspace))
-                old = builder.atomic_rmw("xchg", bits, _as_int(builder, value, dtype), "monotonic")
+                old = builder.atomic_rmw("xchg", bits, as_int(builder, value, dtype), "monotonic")
                 return builder.bitcast(old, value.type)
-            return _float_atomic(builder, op, pointer, value, dtype)
+            return float_atomic(builder, op, pointer, value, dtype)
         signed = dtype.signed
         llvm_op = {
             "add": "add",
@@ -259,10 +263,10 @@ class _CompareExchangeTemplate(AbstractTemplate):
 @lowering_registry.lower(
     atomic_compare_exchange, nbtypes.Array, nbtypes.Any, nbtypes.Any, nbtypes.Any
 )
-def _lower_compare_exchange(context, builder, sig, args):
+def _lowercompare_exchange(context, builder, sig, args):
     arr_type, idx_type, dtype, _ = sig.args
-    pointer = _element_pointer(context, builder, arr_type, args[0], idx_type, args[1])
-    return _compare_exchange(builder, pointer, args[2], args[3], dtype)
+    pointer = element_pointer(context, builder, arr_type, args[0], idx_type, args[1])
+    return compare_exchange(builder, pointer, args[2], args[3], dtype)
 
 
 atomic = namespace(

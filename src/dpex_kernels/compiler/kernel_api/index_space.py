@@ -28,14 +28,14 @@ _INDEX_FUNCTIONS = {
 }
 
 
-def call_index_placeholder(builder: ir.IRBuilder, name: str, args) -> ir.Value:
-    """Call `dpex.<name>`, which codegen defines once the launch's dimension count is known.
+def call_index_placeholder(builder: ir.IRBuilder, name: str, args, result=_I64) -> ir.Value:
+    """Call `dpex.<name>`, which the back end defines once the launch's dimension count is known.
 
     SYCL dimension d is OpenCL dimension (ndim - 1 - d), so that the last one varies fastest.
     With ndim a constant every index call gets a constant OpenCL dimension, which the device
     compiler needs to vectorise across work-items.
     """
-    fnty = ir.FunctionType(_I64, [_I64] * len(args))
+    fnty = ir.FunctionType(result, [_I64] * len(args))
     function = cgutils.get_or_insert_function(builder.module, fnty, f"dpex.{name}")
     return builder.call(function, args)
 
@@ -123,9 +123,63 @@ def _lower_index_add(context, builder, sig, args):
     return builder.add(*args, flags=["nsw"])
 
 
+def _linear_placeholder(name: str, doc: str):
+    """A stub for the kernel API's own Python code (groups.py): `dpex.<name>()`."""
+    stub = host_stub(name, doc, f"dpex_kernels.compiler.kernel_api.{name}")
+
+    @typing_registry.register_global(stub)
+    class _Template(AbstractTemplate):
+        key = stub
+
+        def generic(self, args, kws):
+            return signature(types.intp) if not args and not kws else None
+
+    @lowering_registry.lower(stub)
+    def _lower(context, builder, sig, args):
+        return call_index_placeholder(builder, f"get_{name}", [])
+
+    return stub
+
+
+local_linear_id = _linear_placeholder("local_linear_id", "The work-item's linear local id.")
+local_linear_range = _linear_placeholder("local_linear_range", "The work-group's size.")
+
+
+def _linear(ndim: int, name: str, ids: str | None, sizes: str) -> str:
+    """`dpex.<name>`: SYCL's linear id over dimensions 0 .. ndim - 1, the last fastest
+    (id0 * size1 + id1) * size2 + id2; without `ids`, the product of the sizes."""
+    lines = [f"define i64 @dpex.{name}() alwaysinline {{"]
+    for d in range(ndim):
+        lines.append(f"  %s{d} = call i64 @dpex.{sizes}(i64 {d})")
+        if ids is not None:
+            lines.append(f"  %i{d} = call i64 @dpex.{ids}(i64 {d})")
+    value = "%i0" if ids is not None else "%s0"
+    for d in range(1, ndim):
+        lines.append(f"  %m{d} = mul nuw nsw i64 {value}, %s{d}")
+        value = f"%m{d}"
+        if ids is not None:
+            lines.append(f"  %a{d} = add nuw nsw i64 {value}, %i{d}")
+            value = f"%a{d}"
+    lines.append(f"  ret i64 {value}\n}}")
+    return "\n".join(lines)
+
+
+#: name -> (the id placeholder, the size placeholder) of the linear ids and ranges.
+_LINEAR = {
+    "get_global_linear_id": ("get_global_id", "get_global_size"),
+    "get_local_linear_id": ("get_local_id", "get_local_size"),
+    "get_group_linear_id": ("get_group_id", "get_num_groups"),
+    "get_global_linear_range": (None, "get_global_size"),
+    "get_local_linear_range": (None, "get_local_size"),
+    "get_group_linear_range": (None, "get_num_groups"),
+}
+
+
 def index_definitions(ndim: int) -> str:
     """LLVM IR defining the `dpex.*` index placeholders for a launch of `ndim` dimensions."""
     lines = [f"define i64 @dpex.get_work_dim() alwaysinline {{\n  ret i64 {ndim}\n}}"]
+    for marker in ("nd_item", "group_scratch"):  # facts for the compiler, no code
+        lines.append(f"define void @dpex.{marker}() alwaysinline {{\n  ret void\n}}")
     for name, (mangled, _doc) in _INDEX_FUNCTIONS.items():
         # Ids are >= 0 and sizes >= 1: LLVM then knows `i += get_global_size(0)` loops never
         # index negatively and drops Numba's wraparound, so the loads vectorise.
@@ -138,6 +192,8 @@ def index_definitions(ndim: int) -> str:
             f"  %r = call spir_func i64 @{mangled}(i32 %o), !range !{0 if is_id else 1}"
             "\n  ret i64 %r\n}"
         )
+    for name, (ids, sizes) in _LINEAR.items():
+        lines.append(_linear(ndim, name, ids, sizes))
     lines.append("!0 = !{i64 0, i64 9223372036854775807}")
     lines.append("!1 = !{i64 1, i64 9223372036854775807}")
     return "\n".join(lines) + "\n"

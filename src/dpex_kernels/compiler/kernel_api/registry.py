@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 import types as pytypes
 
+import numpy as np
 from llvmlite import ir
 from numba.core import cgutils
 from numba.core.imputils import Registry as LoweringRegistry
@@ -45,6 +46,24 @@ def host_stub(name: str, doc: str, public: str | None = None):
     stub.__module__ = __name__
     globals()[name] = stub
     return stub
+
+
+def is_kernel_api(value: object) -> bool:
+    """Whether `value` is one of the kernel API's stubs (what constant_argument applies to)."""
+    return callable(value) and getattr(value, "__module__", None) == __name__
+
+
+def constant_argument(value: object) -> int | None:
+    """The integer a constant argument of a kernel API call stands for, or None.
+
+    An index function's dimension, barrier flags, a memory order or scope: the kernel API takes
+    them as compile-time constants, however they are spelled (a literal, a global or closure
+    variable, a NumPy integer, an enum member); both front ends type such an argument as the
+    literal it is.
+    """
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        return None
+    return int(value)
 
 
 def call_builtin(builder, name: str, return_type, arg_types, args, convergent: bool = False):

@@ -7,9 +7,9 @@ PRIVATE, GLOBAL, CONSTANT, LOCAL, GENERIC = 0, 1, 2, 3, 4
 LOCAL_MEM_FENCE = 1
 GLOBAL_MEM_FENCE = 2
 
-#: The memory scope and semantics the SPIR-V back end gives LLVM's "monotonic" atomicrmw.
+#: The memory scope the SPIR-V back end gives LLVM's "monotonic" atomicrmw (relaxed: no
+#: memory semantics bits).
 SCOPE_CROSS_DEVICE = 0
-SEMANTICS_RELAXED = 0
 
 #: Itanium type codes of the scalar types OpenCL built-ins are overloaded on.
 TYPE_CODES = {

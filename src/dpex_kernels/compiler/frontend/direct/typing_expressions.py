@@ -9,6 +9,7 @@ import operator
 import numpy as np
 from numba.core import types
 
+from ...kernel_api.registry import constant_argument, is_kernel_api
 from .errors import Unsupported
 from .source import BINARY, UNARY
 from .typed import COMPARE, NOT_CONSTANT, Env
@@ -123,6 +124,15 @@ class ExpressionTyping:
             return types.UniTuple(items[0], len(items))
         return types.Tuple(items)
 
+    def constant_argument(self, node, ty):
+        """A kernel API argument that is a constant as the literal it is (registry.py)."""
+        literal = constant_argument(self.pre_ssa_constant(node))
+        if literal is None or isinstance(ty, types.Literal):
+            return ty
+        self.fact(node, "value", literal)
+        ty = self.out.types[node] = types.IntegerLiteral(literal)
+        return ty
+
     def expr_Call(self, node, env):
         callee = self.expr(node.func, env)
         if not _may_call(self.out.facts.get((node.func, "value"))):
@@ -135,6 +145,9 @@ class ExpressionTyping:
             raise Unsupported(f"a call of {callee}")
         args = tuple(self.expr(a, env) for a in node.args)
         kws = {k.arg: self.expr(k.value, env) for k in node.keywords}
+        if is_kernel_api(self.out.facts.get((node.func, "value"))):
+            args = tuple(self.constant_argument(a, t) for a, t in zip(node.args, args))
+            kws = {k.arg: self.constant_argument(k.value, kws[k.arg]) for k in node.keywords}
         signature = self.resolve(callee, args, kws)
         if signature.recvr is not None or isinstance(signature.return_type, types.Phantom):
             raise Unsupported("a bound or phantom call")
@@ -208,7 +221,4 @@ def _may_call(value) -> bool:
     if isinstance(value, type) and issubclass(value, np.generic):
         return True
     module = getattr(value, "__module__", None)
-    return module in ("math", "cmath", _KERNEL_API) and callable(value)
-
-
-_KERNEL_API = "dpex_kernels.compiler.kernel_api.registry"
+    return module in ("math", "cmath") and callable(value) or is_kernel_api(value)
