@@ -1,20 +1,16 @@
-"""The SYCL 2020 forms in the simulator, reached as the compiler's stubs will reach them.
-
-The public stubs (dk.reduce_over_group, ...) are being added to the compiler; here stand-ins
-made with the same host_stub(..., public=...) route to the simulator's entries by public name.
-"""
+"""The SYCL 2020 forms in the simulator: each kernel is also compiled (the device check), so
+what runs here is what the device compiler accepts."""
 
 from __future__ import annotations
 
 import itertools
-from types import SimpleNamespace
 
 import numpy as np
 import pytest
 
 import dpex_kernels as dk
-from dpex_kernels.compiler.kernel_api.registry import host_stub, simulated
-from dpex_kernels.simulator import LocalAccessor
+from dpex_kernels.compiler.kernel_api.items import METHODS, GroupType, ItemType, SubGroupType
+from dpex_kernels.simulator.sycl2020 import Group, Item, SubGroupHandle
 
 SYCL2020_NAMES = (
     "group_barrier",
@@ -32,36 +28,19 @@ SYCL2020_NAMES = (
     "AtomicRef",
     "atomic_fence",
 )
-sycl = SimpleNamespace(
-    **{
-        name: host_stub(f"simulator_test_{name}", "a stand-in stub", f"dk.{name}")
-        for name in SYCL2020_NAMES
-    }
-)
-ops = SimpleNamespace(
-    **{
-        name: SimpleNamespace(name=name)
-        for name in (
-            [
-                "plus",
-                "multiplies",
-                "minimum",
-                "maximum",
-                "bit_and",
-                "bit_or",
-                "bit_xor",
-                "logical_and",
-                "logical_or",
-            ]
-        )
-    }
-)
 
 
-def test_stand_in_stubs_still_refuse_host_calls():
-    assert simulated("dk.reduce_over_group") is None
+def test_the_public_stubs_still_refuse_host_calls():
     with pytest.raises(TypeError, match="dk.reduce_over_group"):
-        sycl.reduce_over_group(None, 1, ops.plus)
+        dk.reduce_over_group(None, 1, dk.plus)
+
+
+@pytest.mark.parametrize(
+    ("compiled", "simulated"),
+    [(ItemType, Item), (GroupType, Group), (SubGroupType, SubGroupHandle)],
+)
+def test_simulated_items_have_the_compiled_methods(compiled, simulated):
+    assert METHODS[compiled] <= set(dir(simulated))
 
 
 def test_item_kernel_under_a_range():
@@ -119,7 +98,7 @@ OPERATORS = {
 
 @pytest.mark.parametrize("name", sorted(OPERATORS))
 def test_reductions_and_scans_over_a_work_group_and_its_sub_groups(name):
-    op = getattr(ops, name)
+    op = getattr(dk, name)
 
     @dk.kernel(sub_group_size=4)
     def collectives(it, a, out):
@@ -127,10 +106,10 @@ def test_reductions_and_scans_over_a_work_group_and_its_sub_groups(name):
         x = a[g]
         group = it.get_group()
         sg = it.get_sub_group()
-        out[g, 0] = sycl.reduce_over_group(group, x, op)
-        out[g, 1] = sycl.inclusive_scan_over_group(group, x, op)
-        out[g, 2] = sycl.exclusive_scan_over_group(sg, x, op)
-        out[g, 3] = sycl.reduce_over_group(sg, x, 5, op)  # with an initial value
+        out[g, 0] = dk.reduce_over_group(group, x, op)
+        out[g, 1] = dk.inclusive_scan_over_group(group, x, op)
+        out[g, 2] = dk.exclusive_scan_over_group(sg, x, op)
+        out[g, 3] = dk.reduce_over_group(sg, x, 5, op)  # with an initial value
 
     a = np.random.default_rng(6).integers(1, 9, 16).astype(np.int64)
     out = np.zeros((16, 4), np.int64)
@@ -154,10 +133,10 @@ def test_predicates_and_broadcast():
     def votes(it, a, out):
         g = it.get_global_linear_id()
         group = it.get_group()
-        out[g, 0] = sycl.any_of_group(group, a[g] > 5)
-        out[g, 1] = sycl.all_of_group(group, a[g] > 0)
-        out[g, 2] = sycl.none_of_group(group, a[g] > 8)
-        out[g, 3] = sycl.group_broadcast(group, a[g] * 10, 2)
+        out[g, 0] = dk.any_of_group(group, a[g] > 5)
+        out[g, 1] = dk.all_of_group(group, a[g] > 0)
+        out[g, 2] = dk.none_of_group(group, a[g] > 8)
+        out[g, 3] = dk.group_broadcast(group, a[g] * 10, 2)
 
     a = np.array([1, 2, 3, 4, 6, 7, 8, 9], np.int64)
     out = np.zeros((8, 4), np.int64)
@@ -175,10 +154,10 @@ def test_sub_group_shifts_permutes_and_selects():
         g = it.get_global_linear_id()
         sg = it.get_sub_group()
         x = a[g]
-        out[g, 0] = sycl.shift_group_left(sg, x, 1)
-        out[g, 1] = sycl.shift_group_right(sg, x, 2)
-        out[g, 2] = sycl.permute_group_by_xor(sg, x, 3)
-        out[g, 3] = sycl.select_from_group(sg, x, 7 - sg.get_local_id())
+        out[g, 0] = dk.shift_group_left(sg, x, 1)
+        out[g, 1] = dk.shift_group_right(sg, x, 2)
+        out[g, 2] = dk.permute_group_by_xor(sg, x, 3)
+        out[g, 3] = dk.select_from_group(sg, x, 7 - sg.get_local_id())
 
     a = np.arange(16, dtype=np.int64) * 11
     out = np.zeros((16, 4), np.int64)
@@ -197,12 +176,12 @@ def test_local_accessor_is_one_array_per_work_group():
         lid = it.get_local_id(0)
         n = tile.shape[0]
         tile[lid] = a[it.get_global_id(0)]
-        sycl.group_barrier(it.get_group())
+        dk.group_barrier(it.get_group())
         out[it.get_global_id(0)] = tile[(lid + 1) % n]
 
     a = np.arange(12.0)
     out = np.zeros(12)
-    rotate.simulate[dk.NdRange(12, 6)](a, LocalAccessor(6, dk.float64), out)
+    rotate.simulate[dk.NdRange(12, 6)](a, dk.LocalAccessor(6, dk.float64), out)
     np.testing.assert_array_equal(out, np.roll(a.reshape(2, 6), -1, axis=1).ravel())
 
 
@@ -215,7 +194,7 @@ def test_local_accessor_without_its_barrier_is_a_race():
             out[it.get_global_id(0)] = tile[lid - 1]
 
     with pytest.raises(dk.KernelRaceError, match=r"local array 'tile'\[0\]"):
-        rotate.simulate[dk.NdRange(4, 4)](np.arange(4.0), LocalAccessor((4,), "f8"), np.zeros(4))
+        rotate.simulate[dk.NdRange(4, 4)](np.arange(4.0), dk.LocalAccessor((4,), "f8"), np.zeros(4))
 
 
 def test_atomic_ref_operations():
@@ -223,17 +202,19 @@ def test_atomic_ref_operations():
     def counters(it, values, total, olds):
         g = it.get_global_linear_id()
         v = values[g]
-        ref = sycl.AtomicRef(total, 0, memory_order="relaxed", memory_scope="device")
+        ref = dk.AtomicRef(
+            total, 0, memory_order=dk.MemoryOrder.RELAXED, memory_scope=dk.MemoryScope.DEVICE
+        )
         olds[g] = ref.fetch_add(v)
-        sycl.AtomicRef(total, 1).fetch_max(v)
-        sycl.AtomicRef(total, 2).fetch_min(v)
-        sycl.AtomicRef(total, 3).fetch_or(v)
-        sycl.AtomicRef(total, 4).fetch_xor(v)
-        sycl.AtomicRef(total, 5).fetch_and(v | 1)
-        sycl.AtomicRef(total, 6).fetch_sub(1)
-        sycl.atomic_fence("seq_cst", "device")
+        dk.AtomicRef(total, 1).fetch_max(v)
+        dk.AtomicRef(total, 2).fetch_min(v)
+        dk.AtomicRef(total, 3).fetch_or(v)
+        dk.AtomicRef(total, 4).fetch_xor(v)
+        dk.AtomicRef(total, 5).fetch_and(v | 1)
+        dk.AtomicRef(total, 6).fetch_sub(1)
+        dk.atomic_fence(dk.MemoryOrder.SEQ_CST, dk.MemoryScope.DEVICE)
         if g == 0:
-            sycl.AtomicRef(total, 7).store(sycl.AtomicRef(total, 0).load() * 0 + 42)
+            dk.AtomicRef(total, 7).store(dk.AtomicRef(total, 0).load() * 0 + 42)
 
     values = np.array([3, 9, 4, 12, 7, 1], np.int64)
     total = np.array([0, 0, 100, 0, 0, -1, 0, 0], np.int64)
@@ -251,7 +232,7 @@ def test_atomic_ref_compare_exchange_returns_the_old_value():
     @dk.kernel
     def claim(it, slot, winners):
         g = it.get_global_linear_id()
-        old = sycl.AtomicRef(slot, 0).compare_exchange(-1, g)
+        old = dk.AtomicRef(slot, 0).compare_exchange(-1, g)
         winners[g] = old
 
     slot = np.array([-1], np.int64)

@@ -35,6 +35,7 @@ _KERNEL_API = [
 _TYPES = [name for name in types.__all__ if name not in ("ArraySpec", "NdRange", "Range")]
 
 _WORK_GROUP = [
+    "local_accessor",
     "AtomicRef",
     "atomic_fence",
     "group_barrier",

@@ -12,7 +12,7 @@ import hashlib
 from collections.abc import Callable
 from dataclasses import asdict
 
-from ..types.spec import ArraySpec
+from ..types.spec import ArraySpec, LocalAccessorSpec
 from .kernel import NDIMS, Builder, CodeFacts, KernelArtifact
 from .options import CompileOptions
 from .target import Target
@@ -38,7 +38,9 @@ def builtin_exceptions(exceptions: dict) -> bool:
     )
 
 
-def param_to_json(param: ArraySpec | str) -> dict:
+def param_to_json(param: ArraySpec | LocalAccessorSpec | str) -> dict:
+    if isinstance(param, LocalAccessorSpec):
+        return {"local_accessor": asdict(param)}
     if isinstance(param, ArraySpec):
         fields = asdict(param)
         fields.pop("contiguity")
@@ -46,7 +48,9 @@ def param_to_json(param: ArraySpec | str) -> dict:
     return {"scalar": param}
 
 
-def param_from_json(description: object) -> ArraySpec | str:
+def param_from_json(description: object) -> ArraySpec | LocalAccessorSpec | str:
+    if isinstance(description, dict) and isinstance(description.get("local_accessor"), dict):
+        return LocalAccessorSpec(**description["local_accessor"])
     if isinstance(description, dict) and isinstance(description.get("array"), dict):
         return ArraySpec(**description["array"])
     if isinstance(description, dict) and isinstance(description.get("scalar"), str):

@@ -28,6 +28,7 @@ from .kernel_api.atomics import float_atomic_paths
 from .kernel_api.groups import SCRATCH_ITEMS
 from .kernel_api.index_space import dimensions_used
 from .kernel_api.items import ItemType
+from .kernel_api.memory import LocalAccessorType
 from .target import EXCEPTIONS
 
 
@@ -35,7 +36,7 @@ def check_kernel_argtypes(py_func, argtypes) -> None:
     """Kernel parameters are usm_array types and scalars; say so before Numba sees others."""
     names = list(inspect.signature(py_func).parameters)
     for position, argtype in enumerate(argtypes):
-        if isinstance(argtype, (USMArrayType, types.Number, types.Boolean)):
+        if isinstance(argtype, (USMArrayType, LocalAccessorType, types.Number, types.Boolean)):
             continue
         if isinstance(argtype, ItemType) and position == 0:
             continue

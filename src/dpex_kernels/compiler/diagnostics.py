@@ -98,11 +98,21 @@ def _statement(loc) -> str:
 _PIPELINE = re.compile(r"^Failed in \w+ mode pipeline \(step: [^)]*\)\n")
 
 
+# A call that matched no implementation because one of this package's typing templates refused
+# it says why: that reason is the message (the first one: the most literal argument types).
+_OUR_REFUSAL = re.compile(
+    r"raised a specific error:\n\s*\w+: (.*?)\n\s*raised from \S*dpex_kernels\S*", re.S
+)
+
+
 def _short(exc: BaseException) -> str:
     text = str(exc)
     if isinstance(exc, numba_errors.NumbaError):
         text = str(exc.args[0]) if exc.args else str(exc.msg)
     text = _PIPELINE.sub("", _COLOUR.sub("", text))
+    refusal = _OUR_REFUSAL.search(text)
+    if refusal is not None:
+        return refusal.group(1).strip()
     return _MESSAGE_END.split(text, maxsplit=1)[0].strip()
 
 

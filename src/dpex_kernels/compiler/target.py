@@ -26,6 +26,7 @@ from ..types.usm_array_type import USMArrayType
 from . import arithmetic, bounds, codegen, patches
 from .kernel_api import LocalArrayType, lowering_registry, typing_registry
 from .kernel_api.atomics import compare_exchange_bits
+from .kernel_api.memory import LocalAccessorType
 from .kernel_api.spirv import GLOBAL
 from .literals import WeakFloat, WeakFloatModel, strengthen, weak_float
 
@@ -68,7 +69,11 @@ class AddressSpaceArrayModel(models.StructModel):
         super().__init__(dmm, fe_type, members)
 
 
-_ADDRSPACE = {USMArrayType: GLOBAL, LocalArrayType: LocalArrayType.addrspace}
+_ADDRSPACE = {
+    USMArrayType: GLOBAL,
+    LocalArrayType: LocalArrayType.addrspace,
+    LocalAccessorType: LocalAccessorType.addrspace,
+}
 
 
 def _data_model_manager() -> datamodel.DataModelManager:
@@ -76,6 +81,7 @@ def _data_model_manager() -> datamodel.DataModelManager:
     dmm.register(types.CPointer, AddressSpacePointerModel)
     dmm.register(USMArrayType, AddressSpaceArrayModel)
     dmm.register(LocalArrayType, AddressSpaceArrayModel)
+    dmm.register(LocalAccessorType, AddressSpaceArrayModel)
     dmm.register(WeakFloat, WeakFloatModel)
     return dmm
 

@@ -28,8 +28,13 @@ typedef void *EventRef;
 
 enum { /* DPCTLKernelArgType */
     ARG_INT8, ARG_UINT8, ARG_INT16, ARG_UINT16, ARG_INT32, ARG_UINT32, ARG_INT64, ARG_UINT64,
-    ARG_FLOAT32, ARG_FLOAT64, ARG_VOID_PTR
+    ARG_FLOAT32, ARG_FLOAT64, ARG_VOID_PTR, ARG_LOCAL_ACCESSOR
 };
+typedef struct { /* MDLocalAccessor (dpctl_sycl_queue_interface.h) */
+    size_t ndim;
+    int dpctl_type_id;
+    size_t dim0, dim1, dim2;
+} LocalAccessorArg;
 enum { STATUS_COMPLETE = 3 }; /* DPCTLSyclEventStatusType */
 
 static EventRef (*SubmitRange)(KernelRef, QueueRef, void **, const int *, size_t,
@@ -71,11 +76,14 @@ typedef struct { /* dpctl.memory._Memory (dpctl 0.22, memory/_memory.h) */
 } UsmMemory;
 
 static PyTypeObject *usm_ndarray_type, *dpnp_ndarray_type, *sycl_event_type;
+static PyTypeObject *local_accessor_type; /* dk.LocalAccessor */
 static Py_ssize_t dpnp_array_offset;  /* where a dpnp.ndarray keeps its usm_ndarray (a slot) */
 static PyTypeObject *memory_types[3]; /* device, shared, host: usm_type by exact type */
 static PyObject *str_array_obj, *str_bind, *str_new_launcher, *str_add_to_submitted, *str_get_submitted;
+static PyObject *str_nbytes, *str_shape, *str_kind;
 static PyObject *completed_event;     /* a callable returning a completed SyclEvent */
 static PyObject *submit_error;        /* the exception class for a refused submission */
+static PyObject *range_error;         /* dk.InvalidRangeError */
 static int itemsize_of_typenum[32];   /* NumPy typenum -> bytes, 0 when unsupported */
 static int ready;                     /* init() ran */
 
@@ -450,17 +458,18 @@ static PyObject *in_flight(PyObject *m, PyObject *unused)
 /* ---- Binding: what a launch needs for one tuple of argument types, decided in Python ------ */
 
 enum { /* slot fields: the order of types/params.py FIELDS */
-    F_DATA, F_SHAPE, F_STRIDE, F_VALUE, F_REAL, F_IMAG
+    F_DATA, F_SHAPE, F_STRIDE, F_VALUE, F_REAL, F_IMAG, F_LOCAL, F_LOCAL_SHAPE
 };
-enum { /* how a scalar slot is converted */
+enum { /* how a scalar slot is converted; K_LOCAL: work-group memory of a LocalAccessor */
     K_BOOL, K_INT8, K_UINT8, K_INT16, K_UINT16, K_INT32, K_UINT32, K_INT64, K_UINT64,
-    K_FLOAT32, K_FLOAT64, K_POINTER
+    K_FLOAT32, K_FLOAT64, K_POINTER, K_LOCAL
 };
-static const char *kind_names[] = {"bool", "int8", "uint8", "int16", "uint16", "int32",
-                                   "uint32", "int64", "uint64", "float32", "float64", "pointer"};
+static const char *kind_names[] = {"bool",   "int8",   "uint8",   "int16",   "uint16",
+                                   "int32",  "uint32", "int64",   "uint64",  "float32",
+                                   "float64", "pointer", "local"};
 static const int kind_argtype[] = {ARG_UINT8, ARG_INT8, ARG_UINT8, ARG_INT16, ARG_UINT16,
                                    ARG_INT32, ARG_UINT32, ARG_INT64, ARG_UINT64, ARG_FLOAT32,
-                                   ARG_FLOAT64, ARG_VOID_PTR};
+                                   ARG_FLOAT64, ARG_VOID_PTR, ARG_LOCAL_ACCESSOR};
 static const long long kind_min[] = {0, -128, 0, -32768, 0, INT32_MIN, 0, INT64_MIN, 0};
 static const long long kind_max[] = {1, 127, 255, 32767, 65535, INT32_MAX, UINT32_MAX,
                                      INT64_MAX, 0 /* uint64: checked apart */};
@@ -494,9 +503,10 @@ typedef struct {
     int64_t cl_last;        /* ring position of its newest launch on OpenCL, or -1 */
     size_t round_to;        /* a ragged Range's work-group size along its fastest dimension;
                                0: the runtime picks every Range's (launch.py) */
+    size_t local_limit;     /* the bytes LocalAccessor arguments may take together */
 } Binding;
 
-static const unsigned char kind_bytes[] = {1, 1, 1, 2, 2, 4, 4, 8, 8, 4, 8, 8};
+static const unsigned char kind_bytes[] = {1, 1, 1, 2, 2, 4, 4, 8, 8, 4, 8, 8, 8};
 
 static void binding_close_cl(Binding *b)
 {
@@ -543,7 +553,7 @@ static int kind_of_name(PyObject *name)
 {
     const char *s = PyUnicode_AsUTF8(name);
     if (s == NULL) return -1;
-    for (int k = 0; k <= K_POINTER; k++)
+    for (int k = 0; k <= K_LOCAL; k++)
         if (strcmp(s, kind_names[k]) == 0) return k;
     PyErr_Format(PyExc_ValueError, "internal error: no kernel-argument kind '%s'", s);
     return -1;
@@ -553,17 +563,17 @@ static int Binding_init(Binding *b, PyObject *args, PyObject *kw)
 {
     static char *names[] = {"slots", "sycl_kernel", "kernel_ref", "queue", "queue_ref",
                             "order", "flag", "flag_ptr", "flag_size", "on_error", "opencl",
-                            "round_to", NULL};
+                            "round_to", "local_limit", NULL};
     PyObject *slots, *sycl_kernel, *queue, *order, *flag = Py_None, *on_error = Py_None;
     unsigned long long kernel_ref, queue_ref, flag_ptr = 0;
-    Py_ssize_t flag_size = 0, round_to = 0;
+    Py_ssize_t flag_size = 0, round_to = 0, local_limit = 0;
     int opencl = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOKOKO!|OKnOpn", names, &slots, &sycl_kernel,
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOKOKO!|OKnOpnn", names, &slots, &sycl_kernel,
                                      &kernel_ref, &queue, &queue_ref, &QueueOrderType, &order,
                                      &flag, &flag_ptr, &flag_size, &on_error, &opencl,
-                                     &round_to))
+                                     &round_to, &local_limit))
         return -1;
-    if (round_to < 0) {
+    if (round_to < 0 || local_limit < 0) {
         PyErr_SetString(PyExc_ValueError, "internal error: a negative work-group size");
         return -1;
     }
@@ -594,6 +604,7 @@ static int Binding_init(Binding *b, PyObject *args, PyObject *kw)
     b->flag_ptr = (int32_t *)(uintptr_t)flag_ptr;
     b->flag_size = flag_size;
     b->round_to = (size_t)round_to;
+    b->local_limit = (size_t)local_limit;
     Py_XSETREF(b->sycl_kernel, Py_NewRef(sycl_kernel));
     Py_XSETREF(b->queue, Py_NewRef(queue));
     Py_XSETREF(b->order, (QueueOrder *)Py_NewRef(order));
@@ -726,6 +737,33 @@ static Py_ssize_t element_stride(const UsmArray *a, int axis)
 static int64_t stride_of(const UsmArray *a, int axis)
 {
     return (int64_t)element_stride(a, axis) * itemsize_of_typenum[a->typenum & 31];
+}
+
+/* A LocalAccessor's ndim and element type, which its binding depends on. */
+static int read_accessor_kind(PyObject *accessor, Descriptor *d)
+{
+    PyObject *kind = PyObject_GetAttr(accessor, str_kind);
+    if (kind == NULL) return -1;
+    d->typenum = (int)PyLong_AsLong(kind);
+    Py_DECREF(kind);
+    return PyErr_Occurred() ? -1 : 0;
+}
+
+/* A LocalAccessor's bytes (F_LOCAL) or one of its extents (F_LOCAL_SHAPE). */
+static int read_local(PyObject *accessor, int field, int axis, Value *out)
+{
+    PyObject *found = PyObject_GetAttr(accessor, field == F_LOCAL ? str_nbytes : str_shape);
+    if (found == NULL) return -1;
+    PyObject *number = field == F_LOCAL ? found : PySequence_GetItem(found, axis);
+    long long value = number ? PyLong_AsLongLong(number) : -1;
+    if (number != found) Py_XDECREF(number);
+    Py_DECREF(found);
+    if (value < 0) {
+        if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "a negative LocalAccessor size");
+        return -1;
+    }
+    out->i = value;
+    return 0;
 }
 
 static int pack_scalar(int kind, int part, PyObject *value, Value *out)
@@ -943,9 +981,9 @@ static int launch_opencl(Launcher *l, Binding *b, const Value *values, Py_ssize_
         if (b->cl_args_set && (kind != K_POINTER || pointers_held) &&
             memcmp(&b->cl_values[k], &values[k], size) == 0)
             continue;
-        cl_int error = kind == K_POINTER
-                           ? b->set_pointer(b->cl_kernel, (uint32_t)k, values[k].p)
-                           : cl.set_arg(b->cl_kernel, (uint32_t)k, size, &values[k]);
+        cl_int error = kind == K_POINTER ? b->set_pointer(b->cl_kernel, (uint32_t)k, values[k].p)
+                       : kind == K_LOCAL ? cl.set_arg(b->cl_kernel, (uint32_t)k, values[k].u, NULL)
+                                         : cl.set_arg(b->cl_kernel, (uint32_t)k, size, &values[k]);
         if (error != 0) {
             b->cl_args_set = 0;
             PyErr_Format(submit_error, "kernel '%U': the OpenCL runtime refused argument %zd "
@@ -1015,6 +1053,8 @@ static int64_t launch(Launcher *l, PyObject *args, PyObject *depends_on, PyObjec
         if (r == 0) { /* a scalar, or something only Python can read or refuse */
             argv[i].array = NULL;
             desc[i].type = Py_TYPE(value);
+            if (Py_TYPE(value) == local_accessor_type && read_accessor_kind(value, &desc[i]) < 0)
+                return -1;
         }
     }
     /* Only combinations Python accepted (queues included: compute follows data) are cached. */
@@ -1069,6 +1109,8 @@ static int64_t launch(Launcher *l, PyObject *args, PyObject *depends_on, PyObjec
     Value values[nslots + 1];
     void *argp[nslots + 1];
     int types[nslots + 1];
+    LocalAccessorArg locals[nslots + 1];
+    size_t local_bytes = 0;
     for (Py_ssize_t k = 0; k < nslots; k++) {
         Slot s = b->slots[k];
         UsmArray *a = argv[s.param].array;
@@ -1077,11 +1119,25 @@ static int64_t launch(Launcher *l, PyObject *args, PyObject *depends_on, PyObjec
         case F_DATA: v->p = a->data; break;
         case F_SHAPE: v->i = a->shape[s.axis]; break;
         case F_STRIDE: v->i = stride_of(a, s.axis); break;
+        case F_LOCAL:
+        case F_LOCAL_SHAPE:
+            if (read_local(PyTuple_GET_ITEM(args, s.param), s.field, s.axis, v) < 0) goto done;
+            if (s.field == F_LOCAL) {
+                local_bytes += v->u; /* one byte buffer of the accessor's size */
+                locals[k] = (LocalAccessorArg){1, ARG_UINT8, v->u, 1, 1};
+            }
+            break;
         default:
             if (pack_scalar(s.kind, s.field, PyTuple_GET_ITEM(args, s.param), v) < 0) goto done;
         }
-        argp[k] = s.kind == K_POINTER ? v->p : (void *)v;
+        argp[k] = s.kind == K_POINTER ? v->p : s.kind == K_LOCAL ? (void *)&locals[k] : (void *)v;
         types[k] = kind_argtype[s.kind];
+    }
+    if (local_bytes > b->local_limit) {
+        PyErr_Format(range_error, "kernel '%U': its LocalAccessor arguments take %zu bytes of "
+                     "work-group memory, more than the %zu the device has left for them; make "
+                     "them smaller", l->name, local_bytes, b->local_limit);
+        goto done;
     }
     if (b->flag_ptr != NULL) {
         memset(b->flag_ptr, 0, (size_t)b->flag_size);
@@ -1435,7 +1491,7 @@ static PyObject *arg_types(PyObject *m, PyObject *unused)
 {
     /* The DPCTLKernelArgType of each slot kind of types/params.py. */
     PyObject *d = PyDict_New();
-    for (int k = 0; d != NULL && k <= K_POINTER; k++) {
+    for (int k = 0; d != NULL && k <= K_LOCAL; k++) {
         PyObject *v = PyLong_FromLong(kind_argtype[k]);
         if (v == NULL || PyDict_SetItemString(d, kind_names[k], v) < 0) Py_CLEAR(d);
         Py_XDECREF(v);
@@ -1501,16 +1557,17 @@ static PyObject *init(PyObject *m, PyObject *args, PyObject *kw)
 {
     static char *names[] = {"library", "event_capi", "usm_ndarray", "dpnp_ndarray",
                             "sycl_event", "memory_types", "itemsizes", "completed_event",
-                            "submit_error", "range_type", "nd_range_type", "wait",
-                            "opencl_library", "sycl_library", NULL};
+                            "submit_error", "range_error", "range_type", "nd_range_type",
+                            "local_accessor", "wait", "opencl_library", "sycl_library", NULL};
     const char *library_path, *opencl_path = NULL, *sycl_path = NULL;
     PyObject *event_capi, *usm, *dpnp_nd, *event, *memtypes, *itemsizes, *completed, *error;
-    PyObject *range, *nd_range, *wait;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "sO!O!O!O!OO!OOOOO|zz", names, &library_path,
+    PyObject *range, *nd_range, *accessor, *wait, *bad_range;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "sO!O!O!O!OO!OOOOOO!O|zz", names, &library_path,
                                      &PyDict_Type, &event_capi, &PyType_Type, &usm,
                                      &PyType_Type, &dpnp_nd, &PyType_Type, &event, &memtypes,
-                                     &PyDict_Type, &itemsizes, &completed, &error, &range,
-                                     &nd_range, &wait, &opencl_path, &sycl_path))
+                                     &PyDict_Type, &itemsizes, &completed, &error, &bad_range,
+                                     &range, &nd_range, &PyType_Type, &accessor, &wait,
+                                     &opencl_path, &sycl_path))
         return NULL;
     void *library = dlopen(library_path, RTLD_NOW | RTLD_NOLOAD);
     if (library == NULL) library = dlopen(library_path, RTLD_NOW);
@@ -1567,8 +1624,10 @@ static PyObject *init(PyObject *m, PyObject *args, PyObject *kw)
     interruptible_wait = Py_NewRef(wait);
     completed_event = Py_NewRef(completed);
     submit_error = Py_NewRef(error);
+    range_error = Py_NewRef(bad_range);
     range_type = Py_NewRef(range);
     nd_range_type = Py_NewRef(nd_range);
+    local_accessor_type = (PyTypeObject *)Py_NewRef(accessor);
     ready = 1;
     Py_RETURN_NONE;
 }
@@ -1647,6 +1706,9 @@ PyMODINIT_FUNC PyInit__launcher(void)
     PyObject *m = PyModule_Create(&module);
     if (m == NULL) return NULL;
     str_array_obj = PyUnicode_InternFromString("_array_obj");
+    str_nbytes = PyUnicode_InternFromString("nbytes");
+    str_kind = PyUnicode_InternFromString("_kind");
+    str_shape = PyUnicode_InternFromString("shape");
     str_bind = PyUnicode_InternFromString("_bind");
     str_new_launcher = PyUnicode_InternFromString("_new_launcher");
     str_add_to_submitted = PyUnicode_InternFromString("add_to_submitted_events");

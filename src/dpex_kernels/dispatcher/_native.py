@@ -16,6 +16,8 @@ import dpnp.tensor
 import numpy as np
 
 from ..device import SYCL_INTERFACE_LIBRARY
+from ..errors import InvalidRangeError
+from ..types.kernel_objects import LocalAccessor
 from ..types.ranges import NdRange, Range
 from . import events
 
@@ -74,8 +76,10 @@ def _init() -> None:
         itemsizes={np.dtype(c).num: np.dtype(c).itemsize for c in _NUMERIC_TYPECODES},
         completed_event=dpctl.SyclEvent,
         submit_error=dpctl.SyclKernelSubmitError,
+        range_error=InvalidRangeError,
         range_type=Range,
         nd_range_type=NdRange,
+        local_accessor=LocalAccessor,
         wait=events.wait,
         # Launches on OpenCL queues go straight to OpenCL (docs/launcher.md), by these sonames.
         opencl_library="libOpenCL.so.1",

@@ -17,8 +17,9 @@ from ..artifacts.target import Target
 from ..compiler.backend import build_variant
 from ..compiler.compile import compile_kernel
 from ..compiler.kernel_api.items import ITEM, takes_item
+from ..compiler.kernel_api.memory import LocalAccessorType
 from ..device import check_sub_group_size, warm_up_builds
-from ..types.spec import scalar_name_of
+from ..types.spec import LocalAccessorSpec, scalar_name_of
 from ..types.usm_array_type import device_of, from_spec, scalar_from_name
 from . import njit_launch  # noqa: F401  (kernels launch from @numba.njit code too)
 from .compiled import CompiledKernel
@@ -44,6 +45,16 @@ def _normalise_signatures(signatures) -> list[Signature]:
             )
         result.append(sig)
     return result
+
+
+def _lazy_type(value, spec):
+    """The parameter type a lazy kernel compiles for an argument: an array as writable (whether
+    a read-only one may be written is the launch's check), a LocalAccessor's, a scalar's."""
+    if isinstance(spec, LocalAccessorSpec):
+        return LocalAccessorType(scalar_from_name(spec.dtype), spec.ndim)
+    if spec is not None:
+        return from_spec(replace(spec, readonly=False))
+    return scalar_from_name(scalar_name_of(value))
 
 
 def _item_first(py_func, names: tuple, declared: list | None) -> bool:
@@ -154,12 +165,7 @@ class JitKernel(KernelBase):
         read-only one may be written is the launch's check); eager ones never do."""
         if self._eager:
             return None
-        argtypes = tuple(
-            from_spec(replace(spec, readonly=False))
-            if spec is not None
-            else scalar_from_name(scalar_name_of(v))
-            for v, spec in zip(args, arg_specs)
-        )
+        argtypes = tuple(_lazy_type(value, spec) for value, spec in zip(args, arg_specs))
         return self.compile(types.void(*argtypes))
 
     # --- inspection ---------------------------------------------------------------------

@@ -12,6 +12,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import functools
+import math
 import os
 import threading
 
@@ -21,8 +22,8 @@ import dpctl.memory as dpmem
 from .._runtime import DeviceLimits
 from ..device import KernelAttributes
 from ..errors import ERROR_RECORD_BYTES, InvalidRangeError, KernelSignatureError, launch_error
-from ..types.ranges import NdRange, as_launch_range, is_ragged
-from ..types.spec import explain_mismatch, first_difference
+from ..types.ranges import NdRange, Range, as_launch_range, is_ragged
+from ..types.spec import ArraySpec, LocalAccessorSpec, explain_mismatch, first_difference
 from ._native import launcher
 from .compiled import CompiledKernel, KernelStats
 from .matching import match, read_arguments
@@ -90,39 +91,47 @@ class KernelBase(launcher.KernelCore):
             if queue is None:
                 queue = compiled.default_queue
             check_limits(self.__name__, launch, compiled, queue)
+            if not isinstance(launch.range, NdRange) and any(
+                isinstance(s, LocalAccessorSpec) for s in arg_specs
+            ):
+                raise InvalidRangeError(
+                    f"kernel '{self.__name__}' takes a dk.LocalAccessor, memory each work-group "
+                    f"shares: launch it with dk.NdRange(global, local), not {launch.range!r}"
+                )
             check_writable(self, compiled, launch.ndim, arg_specs)
             return binding_for(compiled, queue, launch), not value_dependent, native_args
+
+
+def check_code_allows(name: str, value: Range | NdRange, artifacts) -> None:
+    """What the kernel's code asks of its range (the simulator checks it too)."""
+    if artifacts.needs_nd_range and not isinstance(value, NdRange):
+        raise InvalidRangeError(
+            f"kernel '{name}' uses what only an nd-item has (local ids, its group or "
+            f"sub-group): launch it with dk.NdRange(global, local), not {value!r}"
+        )
+    limit = artifacts.max_work_group_items
+    if limit and isinstance(value, NdRange) and math.prod(value.local_range) > limit:
+        raise InvalidRangeError(
+            f"kernel '{name}': work-group of {math.prod(value.local_range)} work-items exceeds "
+            f"the {limit} its group algorithms of dk.multiplies or bitwise operations take "
+            f"(they run in local memory); use work-groups of at most {limit}"
+        )
 
 
 def check_limits(name: str, launch: launcher.Launcher, compiled, queue) -> None:
     """The range must fit the device and the compiled kernel, before anything is submitted."""
     value = launch.range
-    if compiled.artifacts.needs_nd_range and not isinstance(value, NdRange):
-        raise InvalidRangeError(
-            f"kernel '{name}' uses what only an nd-item has (local ids, its group or "
-            f"sub-group): launch it with dk.NdRange(global, local), not {value!r}"
-        )
+    check_code_allows(name, value, compiled.artifacts)
     global_size = tuple(value.global_range if isinstance(value, NdRange) else value)
     limits = DeviceLimits.of(queue.sycl_device)
-    total = 1
-    for n in global_size:
-        total *= n
+    total = math.prod(global_size)
     if total > limits.max_work_items:
         raise InvalidRangeError(
             f"kernel '{name}': a launch of {total} work-items ({value!r}) exceeds the "
             f"{limits.max_work_items} the SYCL runtime can index; split it into several launches"
         )
     if isinstance(value, NdRange):
-        local_total = 1
-        for n in value.local_range:
-            local_total *= n
-        limit = compiled.artifacts.max_work_group_items
-        if limit and local_total > limit:
-            raise InvalidRangeError(
-                f"kernel '{name}': work-group of {local_total} work-items exceeds the {limit} "
-                f"its group algorithms of dk.multiplies or bitwise operations take (they run "
-                f"in local memory); use work-groups of at most {limit}"
-            )
+        local_total = math.prod(value.local_range)
         if local_total > compiled.attrs.max_work_group_size:
             raise InvalidRangeError(
                 f"kernel '{name}': work-group of {local_total} work-items "
@@ -133,7 +142,7 @@ def check_limits(name: str, launch: launcher.Launcher, compiled, queue) -> None:
 
 def check_writable(kernel: KernelBase, compiled, ndim: int, arg_specs: tuple) -> None:
     """A read-only array (flags.writable false) may go only where the kernel does not write."""
-    readonly = [i for i, spec in enumerate(arg_specs) if spec is not None and spec.readonly]
+    readonly = [i for i, s in enumerate(arg_specs) if isinstance(s, ArraySpec) and s.readonly]
     if not readonly:
         return
     slots = compiled.slots
@@ -169,6 +178,7 @@ def binding_for(compiled, queue: dpctl.SyclQueue, launch: launcher.Launcher):
     if found is not None:
         return found
     sycl_kernel = compiled.kernel_for(queue, launch.ndim)
+    limits = DeviceLimits.of(queue.sycl_device)
     options = {}
     if compiled.artifacts.error_flag:
         flag = dpmem.MemoryUSMShared(ERROR_RECORD_BYTES, queue=queue)
@@ -187,6 +197,9 @@ def binding_for(compiled, queue: dpctl.SyclQueue, launch: launcher.Launcher):
         order_of(queue),
         opencl=OPENCL_LAUNCH and queue.backend == dpctl.backend_type.opencl,
         round_to=ragged_work_group(compiled, queue, sycl_kernel),
+        local_limit=max(
+            0, limits.local_mem_size - compiled.artifacts.facts(launch.ndim).local_memory
+        ),
         **options,
     )
     compiled.bindings[key] = found

@@ -15,7 +15,8 @@ from ..types.arguments import (
     read_usm_array,
     usm_view,
 )
-from ..types.spec import ArraySpec, first_difference, scalar_name_of
+from ..types.kernel_objects import LocalAccessor
+from ..types.spec import ArraySpec, LocalAccessorSpec, first_difference, scalar_name_of
 from ._native import launcher
 
 #: launcher.array_key -> USMArgument: reading a dpnp array's attributes costs ~6 us, and a
@@ -40,6 +41,9 @@ def read_arguments(kernel, args: tuple) -> tuple[tuple, tuple, object]:
     queues = []
     for position, value in enumerate(args):
         name = f"kernel '{kernel.__name__}' argument {position} '{kernel.param_names[position]}'"
+        if isinstance(value, LocalAccessor):
+            specs.append(LocalAccessorSpec(value.dtype.name, value.ndim))
+            continue
         try:
             usm = _read_argument(value)
         except MalformedInterfaceError as exc:

@@ -9,12 +9,10 @@ as Python (builtins.py, sycl2020.py). docs/debugging.md is the user's guide.
 from .kernel import SimulatedKernel
 from .launch import RACE_MODES, Simulation, SimulationSizeWarning
 from .races import KernelRaceWarning
-from .sycl2020 import LocalAccessor
 
 __all__ = [
     "RACE_MODES",
     "KernelRaceWarning",
-    "LocalAccessor",
     "SimulatedKernel",
     "Simulation",
     "SimulationSizeWarning",

@@ -6,9 +6,8 @@ device (NumPy arrays as USM arrays of the same dtype, ndim and layout); an eager
 arguments must match one of its signatures. Anything the compiler refuses raises here, with
 the compiler's error class (KernelCompileError, KernelSignatureError, TypeError).
 
-Kernels that take an item or a LocalAccessor are not compiled here until the compiler has the
-SYCL 2020 forms (launch.py skips them): the simulator runs them unchecked. A kernel that calls
-breakpoint() is checked as a copy in which breakpoint() does nothing (devices have no debugger).
+A kernel that calls breakpoint() is checked as a copy in which breakpoint() does nothing
+(devices have no debugger).
 """
 
 from __future__ import annotations
@@ -21,8 +20,10 @@ import numpy as np
 from .._runtime import default_device
 from ..errors import KernelSignatureError
 from ..types.arguments import array_spec_of, not_passable_message
+from ..types.kernel_objects import LocalAccessor
 from ..types.spec import (
     ArraySpec,
+    LocalAccessorSpec,
     contiguity,
     explain_mismatch,
     first_difference,
@@ -43,6 +44,8 @@ def argument_specs(kernel, args: tuple) -> tuple:
     specs = []
     for position, value in enumerate(args):
         spec = array_spec_of(value)
+        if isinstance(value, LocalAccessor):
+            spec = LocalAccessorSpec(value.dtype.name, value.ndim)
         if spec is None and isinstance(value, np.ndarray):
             device = device or default_device().filter_string
             spec = numpy_spec(value, device)
@@ -66,18 +69,14 @@ def _fitting(params: tuple, args: tuple, specs: tuple) -> tuple:
     return tuple(fitted)
 
 
-def device_params(kernel, args: tuple) -> tuple:
-    """The parameters (ArraySpec or scalar name) of the definition the device would run."""
-    from numba.core import types
-
-    from ..types.usm_array_type import from_spec, scalar_from_name
-
+def device_definition(kernel, args: tuple):
+    """The definition (CompiledKernel) the device would run for `args`."""
     specs = argument_specs(kernel, args)
     if kernel._eager:
         for compiled in kernel.definitions.values():
             if first_difference(compiled.params, args, _fitting(compiled.params, args, specs)):
                 continue
-            return compiled.params
+            return compiled
         raise KernelSignatureError(
             explain_mismatch(
                 kernel.__name__,
@@ -87,11 +86,7 @@ def device_params(kernel, args: tuple) -> tuple:
                 specs,
             )
         )
-    argtypes = tuple(
-        from_spec(spec) if spec is not None else scalar_from_name(scalar_name_of(value))
-        for value, spec in zip(args, specs)
-    )
-    return _checked_kernel(kernel).compile(types.void(*argtypes)).params
+    return _checked_kernel(kernel)._compile_for(args, specs)
 
 
 def _skip_breakpoint():
@@ -112,10 +107,13 @@ def _checked_kernel(kernel):
         copy = pytypes.FunctionType(
             function.__code__, namespace, function.__name__, None, function.__closure__
         )
-        found = kernel._simulator_checked = JitKernel(copy, None, **kernel.options)
+        found = kernel._simulator_checked = JitKernel(copy)
+        found.options = kernel.options  # compiled as the kernel itself would be
     return found
 
 
 def lazy_params(args: tuple) -> tuple:
     """The parameters a lazy kernel would give unchecked arguments (scalars only matter)."""
-    return tuple(None if isinstance(a, np.ndarray) else scalar_name_of(a) for a in args)
+    return tuple(
+        None if isinstance(a, (np.ndarray, LocalAccessor)) else scalar_name_of(a) for a in args
+    )

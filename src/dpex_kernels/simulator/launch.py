@@ -15,16 +15,17 @@ import warnings
 import dpctl
 import numpy as np
 
+from ..dispatcher.launch import check_code_allows
 from ..errors import InvalidRangeError, KernelBoundsError, KernelRaceError, KernelSignatureError
 from ..types.arguments import array_spec_of, usm_view
 from . import device_check
-from .builtins import Table, add_kernel_api, as_dtype, device_scalar
+from .builtins import Table, add_kernel_api, device_scalar
 from .geometry import Geometry
 from .mathlib import simulated_function
 from .memory import Memory, SimArray
 from .races import Checker
 from .scheduler import Scheduler, call_site
-from .sycl2020 import Item, NdItem, add_sycl2020, is_local_accessor
+from .sycl2020 import Item, add_sycl2020, is_local_accessor
 
 RACE_MODES = ("error", "warn", "off")
 #: Sub-groups of this many work-items, unless the kernel asks for a size (sub_group_size=).
@@ -64,14 +65,13 @@ class SimulatedLaunch:
 
     def __init__(self, simulation: Simulation, launch_range):
         self.simulation = simulation
-        size = simulation.kernel.options.get("sub_group_size") or SUB_GROUP_SIZE
+        size = simulation.kernel.options.sub_group_size or SUB_GROUP_SIZE
         self.geometry = Geometry(launch_range, size)
 
     def __call__(self, *args, depends_on=None) -> dpctl.SyclEvent:
         kernel = self.simulation.kernel
         nparams = len(kernel.param_names)
-        takes_item = len(args) == nparams - 1 and nparams > 0
-        if len(args) != nparams and not takes_item:
+        if len(args) != nparams:
             raise TypeError(
                 f"{kernel.__name__}() takes {nparams} positional argument(s) but {len(args)} "
                 f"were given"
@@ -79,9 +79,10 @@ class SimulatedLaunch:
         if depends_on is not None:
             events = depends_on if isinstance(depends_on, (list, tuple)) else [depends_on]
             dpctl.SyclEvent.wait_for(list(events))
-        unchecked = takes_item or any(is_local_accessor(a) for a in args)
-        if self.simulation.device_check and not unchecked:
-            params = device_check.device_params(kernel, args)
+        if self.simulation.device_check:
+            compiled = device_check.device_definition(kernel, args)
+            check_code_allows(kernel.__name__, self.geometry.range, compiled.artifacts)
+            params = compiled.params
         else:
             params = device_check.lazy_params(args)
         if self.geometry.total == 0:
@@ -97,7 +98,7 @@ class SimulatedLaunch:
                 ),
                 stacklevel=2,
             )
-        Launch(self.simulation, self.geometry, takes_item).run(args, params)
+        Launch(self.simulation, self.geometry, kernel.takes_item).run(args, params)
         return dpctl.SyclEvent()
 
 
@@ -152,7 +153,7 @@ class Launch:
     # --- the run -------------------------------------------------------------------------
 
     def run(self, args: tuple, params: tuple) -> None:
-        names = self.kernel.param_names[1:] if self.takes_item else self.kernel.param_names
+        names = self.kernel.param_names
         shared, write_back, per_group = [], [], []
         for position, (name, value, param) in enumerate(zip(names, args, params)):
             if is_local_accessor(value):
@@ -172,8 +173,7 @@ class Launch:
         def arguments(group) -> tuple:
             values = list(shared)
             for position, name, accessor in per_group:
-                shape = accessor.shape if isinstance(accessor.shape, tuple) else (accessor.shape,)
-                values[position] = self.new_array(shape, as_dtype(accessor.dtype), "local", name)
+                values[position] = self.new_array(accessor.shape, accessor.dtype, "local", name)
             return tuple(values)
 
         self.scheduler = Scheduler(
@@ -192,8 +192,7 @@ class Launch:
 
     def _body(self, item) -> None:
         if self.takes_item:
-            kind = NdItem if self.geometry.nd_range else Item
-            self.entry(kind(item, self.geometry), *item.group.args)
+            self.entry(Item(item, self.geometry), *item.group.args)
         else:
             self.entry(*item.group.args)
 

@@ -9,38 +9,37 @@ so every atomic is sequentially consistent.
 
 from __future__ import annotations
 
+import math
 import operator
 
 import numpy as np
 
+from ..errors import InvalidRangeError
+from ..types.kernel_objects import LocalAccessor
 from .builtins import UPDATES, Table, atomic_update, device_scalar
 from .memory import SimArray
 from .scheduler import SubGroup, WorkGroup, WorkItem, running, user_frame
 
 
-class LocalAccessor:
-    """dk.LocalAccessor(shape, dtype) as the simulator reads it: work-group memory per launch.
-
-    The compiler's own class may replace this one: a launch argument whose class is named
-    LocalAccessor and has `shape` and `dtype` is one.
-    """
-
-    def __init__(self, shape, dtype):
-        self.shape = shape
-        self.dtype = dtype
-
-
 def is_local_accessor(value) -> bool:
-    return type(value).__name__ == "LocalAccessor" and hasattr(value, "shape")
+    return isinstance(value, LocalAccessor)
 
 
 class Item:
-    """What a kernel's first parameter receives under a Range."""
+    """A kernel's first parameter: SYCL's item under a Range, its nd_item under an NdRange (one
+    class with the methods of the compiler's ItemType, kernel_api/items.py)."""
 
     __slots__ = ("_item", "_geometry")
 
     def __init__(self, item: WorkItem, geometry):
         self._item, self._geometry = item, geometry
+
+    def _nd(self, method: str) -> None:
+        if not self._geometry.nd_range:
+            raise InvalidRangeError(
+                f"item.{method}() is an nd-item's: launch the kernel with dk.NdRange(global, "
+                f"local), not {self._geometry.range!r}"
+            )
 
     def get_id(self, dim):
         return np.int64(self._item.global_id[dim])
@@ -54,33 +53,53 @@ class Item:
     def get_linear_range(self):
         return np.int64(self._geometry.total)
 
-
-class NdItem(Item):
-    """What a kernel's first parameter receives under an NdRange."""
-
-    __slots__ = ()
-
     def get_global_id(self, dim):
-        return np.int64(self._item.global_id[dim])
+        self._nd("get_global_id")
+        return self.get_id(dim)
 
-    def get_local_id(self, dim):
-        return np.int64(self._item.local_id[dim])
+    def get_global_range(self, dim):
+        self._nd("get_global_range")
+        return self.get_range(dim)
 
     def get_global_linear_id(self):
-        return np.int64(self._item.global_linear)
+        self._nd("get_global_linear_id")
+        return self.get_linear_id()
+
+    def get_global_linear_range(self):
+        self._nd("get_global_linear_range")
+        return self.get_linear_range()
+
+    def get_local_id(self, dim):
+        self._nd("get_local_id")
+        return np.int64(self._item.local_id[dim])
+
+    def get_local_range(self, dim):
+        self._nd("get_local_range")
+        return self._geometry.local_size[dim]
 
     def get_local_linear_id(self):
+        self._nd("get_local_linear_id")
         return np.int64(self._item.local_linear)
 
+    def get_local_linear_range(self):
+        self._nd("get_local_linear_range")
+        return np.int64(self._geometry.group_size)
+
+    def get_group_range(self, dim):
+        self._nd("get_group_range")
+        return self._geometry.num_groups[dim]
+
     def get_group(self) -> Group:
+        self._nd("get_group")
         return Group(self._item.group, self._geometry)
 
     def get_sub_group(self) -> SubGroupHandle:
+        self._nd("get_sub_group")
         return SubGroupHandle(self._item.sub_group, self._geometry)
 
 
 class Group:
-    """A work-group, as nd_item.get_group() returns it."""
+    """A work-group, as item.get_group() returns it."""
 
     __slots__ = ("scope", "_geometry")
 
@@ -90,11 +109,29 @@ class Group:
     def get_group_id(self, dim):
         return np.int64(self.scope.index[dim])
 
+    def get_group_linear_id(self):
+        return np.int64(self.scope.linear)
+
+    def get_group_range(self, dim):
+        return self._geometry.num_groups[dim]
+
+    def get_group_linear_range(self):
+        return np.int64(math.prod(self._geometry.group_dims))
+
+    def get_local_id(self, dim):
+        return np.int64(running.item.local_id[dim])
+
+    def get_local_linear_id(self):
+        return np.int64(running.item.local_linear)
+
     def get_local_range(self, dim):
         return self._geometry.local_size[dim]
 
-    def get_group_linear_id(self):
-        return np.int64(self.scope.linear)
+    def get_local_linear_range(self):
+        return np.int64(self._geometry.group_size)
+
+    def get_global_range(self, dim):
+        return self._geometry.global_size[dim]
 
     def leader(self) -> bool:
         return running.item.local_linear == 0
@@ -104,7 +141,7 @@ class Group:
 
 
 class SubGroupHandle:
-    """A sub-group, as nd_item.get_sub_group() returns it."""
+    """A sub-group, as item.get_sub_group() returns it."""
 
     __slots__ = ("scope", "_geometry")
 
@@ -116,6 +153,9 @@ class SubGroupHandle:
 
     def get_local_range(self):
         return np.int64(len(self.scope.items))
+
+    def get_max_local_range(self):
+        return np.int64(self._geometry.sub_group_size)
 
     def get_group_id(self):
         return np.int64(self.scope.index)
@@ -132,7 +172,7 @@ class SubGroupHandle:
 
 def _op_name(op) -> str:
     name = getattr(op, "__name__", None) or getattr(op, "name", None) or str(op)
-    return name.rsplit(".", 1)[-1]
+    return name.rsplit(".", 1)[-1].lower()
 
 
 #: The group algorithms' operators: (combine two values, identity for a dtype).
@@ -222,7 +262,12 @@ def add_sycl2020(table: Table, launch) -> None:
         return collective("dk.reduce_over_group", group, device_scalar(value), total)
 
     def scan(public, inclusive):
-        def run(group, value, op):
+        def run(group, value, *rest):
+            # SYCL 2020's orders: inclusive (g, x, op, init), exclusive (g, x, init, op)
+            if len(rest) == 1:
+                op, init = rest[0], None
+            else:
+                op, init = rest if inclusive else rest[::-1]
             combine, identity = _operator(op)
 
             def prefixes(members, values):
@@ -234,6 +279,8 @@ def add_sycl2020(table: Table, launch) -> None:
                     total = value if total is None else combine(total, value)
                     if inclusive:
                         results.append(total)
+                if init is not None:
+                    results = [combine(device_scalar(init), r) for r in results]
                 return results
 
             return collective(public, group, device_scalar(value), prefixes)
@@ -290,7 +337,7 @@ class AtomicRef:
 
     __slots__ = ("_array", "_index")
 
-    def __init__(self, array, index=0, memory_order=None, memory_scope=None):
+    def __init__(self, array, index, memory_order=None, memory_scope=None, address_space=None):
         if not isinstance(array, SimArray):
             raise TypeError(
                 f"dk.AtomicRef takes a global or local array; got a {type(array).__name__}"
@@ -300,37 +347,37 @@ class AtomicRef:
     def _update(self, update, value=None, reads=True):
         return atomic_update(self._array, self._index, user_frame(2), update, value, reads)
 
-    def fetch_add(self, value, memory_order=None):
+    def fetch_add(self, value, order=None):
         return self._update(UPDATES["add"], value)
 
-    def fetch_sub(self, value, memory_order=None):
+    def fetch_sub(self, value, order=None):
         return self._update(UPDATES["sub"], value)
 
-    def fetch_min(self, value, memory_order=None):
+    def fetch_min(self, value, order=None):
         return self._update(UPDATES["min"], value)
 
-    def fetch_max(self, value, memory_order=None):
+    def fetch_max(self, value, order=None):
         return self._update(UPDATES["max"], value)
 
-    def fetch_and(self, value, memory_order=None):
+    def fetch_and(self, value, order=None):
         return self._update(UPDATES["and"], value)
 
-    def fetch_or(self, value, memory_order=None):
+    def fetch_or(self, value, order=None):
         return self._update(UPDATES["or"], value)
 
-    def fetch_xor(self, value, memory_order=None):
+    def fetch_xor(self, value, order=None):
         return self._update(UPDATES["xor"], value)
 
-    def exchange(self, value, memory_order=None):
+    def exchange(self, value, order=None):
         return self._update(UPDATES["exchange"], value, reads=False)
 
-    def load(self, memory_order=None):
+    def load(self, order=None):
         return self._update(lambda old, _: old)
 
-    def store(self, value, memory_order=None) -> None:
+    def store(self, value, order=None) -> None:
         self._update(UPDATES["exchange"], value, reads=False)
 
-    def compare_exchange(self, expected, desired, memory_order=None):
+    def compare_exchange(self, expected, desired, order=None):
         expected = self._array.convert(expected)
 
         def update(old, _):

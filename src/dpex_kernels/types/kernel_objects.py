@@ -11,7 +11,7 @@ from enum import IntEnum
 
 import numpy as np
 
-from .spec import SCALAR_NAMES
+from .spec import dtype_name
 
 
 class MemoryOrder(IntEnum):
@@ -73,6 +73,8 @@ class LocalAccessor:
     """Work-group local memory whose shape is given at launch: pass one as a kernel argument
     (launched with an NdRange); inside the kernel it is an array each work-group shares."""
 
+    __slots__ = ("shape", "dtype", "_kind")
+
     def __init__(self, shape: int | tuple[int, ...], dtype: object):
         extents = shape if isinstance(shape, (tuple, list)) else (shape,)
         if not 1 <= len(extents) <= 3 or not all(
@@ -82,14 +84,16 @@ class LocalAccessor:
                 f"LocalAccessor shape must be a positive int or a tuple of 1 to 3 of them; "
                 f"got {shape!r}"
             )
-        try:
-            name = np.dtype(dtype).name
-        except TypeError:
-            name = None
-        if name not in SCALAR_NAMES or name == "bool" or name.startswith("complex"):
+        name = dtype_name(dtype)
+        if name is None or name == "bool" or name.startswith("complex"):
             raise TypeError(f"LocalAccessor dtype must be an integer or float type; got {dtype!r}")
-        self.shape = tuple(int(n) for n in extents)
-        self.dtype = np.dtype(name)
+        object.__setattr__(self, "shape", tuple(int(n) for n in extents))
+        object.__setattr__(self, "dtype", np.dtype(name))
+        # What the launcher's binding cache tells accessors apart by: ndim and element type.
+        object.__setattr__(self, "_kind", (len(extents) << 8) | self.dtype.num)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError("a LocalAccessor cannot change; make a new one")
 
     @property
     def ndim(self) -> int:

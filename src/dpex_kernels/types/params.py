@@ -6,6 +6,7 @@ A parameter becomes a short run of scalar kernel arguments, its *slots*:
   bool:      one 8-bit value;
   complex:   its real and imaginary parts;
   item:      nothing (an item kernel's first parameter: the work-item's own ids);
+  LocalAccessor: its work-group memory (sized at launch) and its shape[ndim];
   any other scalar: itself.
 Lowering turns the slots into LLVM parameters (compiler/lowering.py), the compiled launcher into
 packing steps (dispatcher/launch.py hands them to _launcher.c), and the benchmarks into the
@@ -16,13 +17,15 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from .spec import ArraySpec
+from .spec import ArraySpec, LocalAccessorSpec
 
 #: Slot fields; _launcher.c numbers them in this order.
-DATA, SHAPE, STRIDE, VALUE, REAL, IMAG = range(6)
+DATA, SHAPE, STRIDE, VALUE, REAL, IMAG, LOCAL, LOCAL_SHAPE = range(8)
 
 #: The kind of an array's data pointer; every other array slot is an "int64".
 POINTER = "pointer"
+#: The kind of a LocalAccessor's memory: a local pointer, its size given at launch.
+LOCAL_MEMORY = "local"
 #: The description of an item parameter (compiler/kernel_api/items.py): no kernel argument.
 ITEM = "item"
 
@@ -36,8 +39,12 @@ class Slot(NamedTuple):
     kind: str  # POINTER, "bool", or a scalar dtype name ("int64", "float32", ...)
 
 
-def param_slots(position: int, param: ArraySpec | str) -> list[Slot]:
-    """The slots of the parameter at `position`, described by an ArraySpec or a scalar name."""
+def param_slots(position: int, param: ArraySpec | LocalAccessorSpec | str) -> list[Slot]:
+    """The slots of the parameter at `position`, described by an ArraySpec, a
+    LocalAccessorSpec or a scalar name."""
+    if isinstance(param, LocalAccessorSpec):
+        slots = [Slot(LOCAL, position, 0, LOCAL_MEMORY)]
+        return slots + [Slot(LOCAL_SHAPE, position, axis, "int64") for axis in range(param.ndim)]
     if isinstance(param, ArraySpec):
         slots = [Slot(DATA, position, 0, POINTER)]
         slots += [Slot(SHAPE, position, axis, "int64") for axis in range(param.ndim)]
@@ -57,4 +64,4 @@ def kernel_slots(params: tuple[ArraySpec | str, ...]) -> tuple[Slot, ...]:
     return tuple(slot for i, p in enumerate(params) for slot in param_slots(i, p))
 
 
-__all__ = ["ITEM", "POINTER", "Slot", "kernel_slots", "param_slots"]
+__all__ = ["ITEM", "LOCAL_MEMORY", "POINTER", "Slot", "kernel_slots", "param_slots"]

@@ -71,6 +71,17 @@ class ArraySpec:
         return None
 
 
+@dataclass(frozen=True)
+class LocalAccessorSpec:
+    """A dk.LocalAccessor parameter or argument: work-group memory sized at launch."""
+
+    dtype: str
+    ndim: int
+
+    def describe(self) -> str:
+        return f"LocalAccessor({self.dtype}, {self.ndim}d)"
+
+
 def contiguity(shape: tuple[int, ...], strides: tuple[int, ...] | None, itemsize: int) -> str:
     """The layouts ("C", "F", both or neither) that byte `strides` satisfy for `shape`."""
     if strides is None or any(n == 0 for n in shape):
@@ -123,6 +134,18 @@ def scalar_matches(param: str, value: object) -> bool:
     return False
 
 
+def dtype_name(dtype: object) -> str | None:
+    """The scalar type a dtype names, spelled the NumPy way ('f4', np.float32) or as a Numba
+    scalar type (dk.float32, whose str is its name); None for anything else."""
+    for spelling in (dtype, str(dtype)):
+        try:
+            name = np.dtype(spelling).name
+        except Exception:  # NumPy raises TypeError, ValueError, even SyntaxError for odd strings
+            continue
+        return name if name in SCALAR_NAMES and np.dtype(spelling).byteorder != ">" else None
+    return None
+
+
 def scalar_name_of(value: object) -> str | None:
     """The scalar type a lazy kernel gives `value` (int→int64, float→float64), or None."""
     if isinstance(value, np.generic):
@@ -138,7 +161,7 @@ def scalar_name_of(value: object) -> str | None:
     return None
 
 
-def describe_argument(value: object, spec: ArraySpec | None) -> str:
+def describe_argument(value: object, spec: ArraySpec | LocalAccessorSpec | None) -> str:
     """How an argument reads in an error message."""
     if spec is not None:
         return spec.describe()
@@ -152,8 +175,13 @@ def first_difference(
 ) -> tuple[int, str] | None:
     """(position, field) of the first argument that does not fit `params`, or None if all fit."""
     for position, (param, value, spec) in enumerate(zip(params, args, arg_specs)):
-        if isinstance(param, ArraySpec):
-            if spec is None:
+        if isinstance(param, LocalAccessorSpec):
+            if not isinstance(spec, LocalAccessorSpec):
+                return position, "kind (dk.LocalAccessor expected)"
+            if (param.dtype, param.ndim) != (spec.dtype, spec.ndim):
+                return position, "dtype" if param.dtype != spec.dtype else "ndim"
+        elif isinstance(param, ArraySpec):
+            if not isinstance(spec, ArraySpec):
                 return position, "kind (array expected)"
             field = param.mismatch(spec)
             if field is not None:
@@ -184,7 +212,7 @@ def explain_mismatch(
             continue
         position, field = found
         param = params[position]
-        expected = param.describe() if isinstance(param, ArraySpec) else param
+        expected = param if isinstance(param, str) else param.describe()
         lines.append(
             f"  {text}: argument {position} '{param_names[position]}' differs in {field}: "
             f"expected {expected}, got {describe_argument(args[position], arg_specs[position])}"

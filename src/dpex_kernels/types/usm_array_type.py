@@ -164,10 +164,11 @@ def from_spec(spec: ArraySpec) -> USMArrayType:
     )
 
 
-def param_of(argtype: types.Type) -> ArraySpec | str:
-    """The numba-free description of a parameter type (types/params.py): the inverse of
-    from_spec for arrays, the scalar's name otherwise."""
-    return argtype.spec if isinstance(argtype, USMArrayType) else str(argtype)
+def param_of(argtype: types.Type) -> object:
+    """The numba-free description of a parameter type (types/params.py): an array's or a
+    LocalAccessor's `spec` (from_spec's inverse for arrays), the scalar's name otherwise."""
+    spec = getattr(argtype, "spec", None)
+    return spec if spec is not None else str(argtype)
 
 
 def device_of(argtypes) -> str:

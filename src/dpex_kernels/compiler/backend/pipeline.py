@@ -55,10 +55,11 @@ class Build:
 def specialise(build: Build) -> None:
     artifact = build.artifact
     by_shuffles = workarounds.by_name("sub-group-multiplies-by-shuffles").applies(artifact.target)
+    derived_ids = workarounds.by_name("sub-group-ids-derived").applies(artifact.target)
     definitions = [
         index_definitions(build.ndim),
         float_atomic_definitions(artifact.linked_ir, artifact.target.float_atomics),
-        group_definitions(artifact.linked_ir, build.ndim, by_shuffles),
+        group_definitions(artifact.linked_ir, build.ndim, by_shuffles, derived_ids),
     ]
     definitions = [text for text in definitions if text]
     if artifact.host_simd:

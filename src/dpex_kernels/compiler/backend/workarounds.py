@@ -137,6 +137,18 @@ WORKAROUNDS: tuple[Workaround, ...] = (
         _intel_cpu,
     ),
     Workaround(
+        "sub-group-ids-derived",
+        "backend: specialise (kernel_api/groups.py group_definitions)",
+        INTEL_CPU,
+        "The device compiler aborts the process (X86 instruction selection) on a kernel with "
+        "sub_group_size=4 that shuffles a 64-bit value from a lane computed from "
+        "get_sub_group_size() or get_sub_group_id(); both are derived from the linear local id "
+        "and the maximum sub-group size instead.",
+        ("tests/test_groups.py::test_sub_group_size_4_shuffles_of_64_bit_values",),
+        "a runtime whose compiler builds that kernel (then the placeholder calls the built-in)",
+        _intel_cpu,
+    ),
+    Workaround(
         "constant-addresses-as-instructions",
         "backend: rewrite",
         LLVM_SPIRV,

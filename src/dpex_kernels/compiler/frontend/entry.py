@@ -15,6 +15,8 @@ from numba.np.arrayobj import populate_array
 
 from ...types import params
 from ...types.usm_array_type import USMArrayType, param_of
+from ..kernel_api.memory import LocalAccessorType
+from ..kernel_api.spirv import LOCAL
 from ..target import GLOBAL, SYCLTargetContext
 
 _I8 = ir.IntType(8)
@@ -54,6 +56,10 @@ def _array_fields(context: SYCLTargetContext, builder, argtype, run, values) -> 
         by_field.setdefault(slot.field, []).append(value)
     element_type = context.get_data_type(argtype.dtype)
     itemsize = context.get_abi_sizeof(element_type)
+    if isinstance(argtype, LocalAccessorType):  # work-group memory, sized at launch
+        (data,) = by_field[params.LOCAL]
+        typed = builder.bitcast(data, element_type.as_pointer(LOCAL))
+        return ArrayFields(typed, by_field[params.LOCAL_SHAPE], None, itemsize)
     shape = by_field.get(params.SHAPE, [])
     strides = by_field.get(params.STRIDE)
     (data,) = by_field[params.DATA]
@@ -64,6 +70,8 @@ def _array_fields(context: SYCLTargetContext, builder, argtype, run, values) -> 
 def _llvm_type(context: SYCLTargetContext, kind: str):
     if kind == params.POINTER:
         return _I8.as_pointer(GLOBAL)
+    if kind == params.LOCAL_MEMORY:
+        return _I8.as_pointer(LOCAL)
     if kind == "bool":
         return _I8
     return context.get_value_type(getattr(types, kind))
@@ -89,7 +97,7 @@ def kernel_arguments(context: SYCLTargetContext, builder, entry, argtypes) -> li
     for position, argtype in enumerate(argtypes):
         run = params.param_slots(position, param_of(argtype))
         flat = [next(values) for _ in run]
-        if isinstance(argtype, USMArrayType):
+        if isinstance(argtype, (USMArrayType, LocalAccessorType)):
             arguments.append(_array_fields(context, builder, argtype, run, flat))
         elif param_of(argtype) == params.ITEM:  # the work-item's ids are read where used
             arguments.append(context.get_dummy_value())

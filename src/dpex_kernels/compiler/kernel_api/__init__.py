@@ -34,7 +34,7 @@ from .index_space import (
     get_work_dim,
     index_definitions,
 )
-from .memory import LocalArrayType, local, private
+from .memory import LocalArrayType, local, local_accessor, private
 from .registry import lowering_registry, typing_registry
 from .sub_groups import sub_group
 
@@ -68,6 +68,7 @@ __all__ = [
     "get_work_dim",
     "index_definitions",
     "local",
+    "local_accessor",
     "lowering_registry",
     "private",
     "sub_group",

@@ -28,12 +28,18 @@ from numba.core.typing.templates import AbstractTemplate, signature
 from ...types.kernel_objects import GroupOperation
 from .atomic_ref import constant_enum
 from .barriers import LOCAL_MEM_FENCE, barrier
-from .index_space import call_index_placeholder, local_linear_id, local_linear_range
+from .index_space import (
+    call_index_placeholder,
+    local_linear_id,
+    local_linear_range,
+    sub_group_size,
+)
 from .items import GroupType, SubGroupType, mark_nd_item
 from .memory import local_array
 from .registry import call_builtin, host_stub, lowering_registry, typing_registry
 
 _I32 = ir.IntType(32)
+_I64 = ir.IntType(64)
 #: The work-group size the local-memory algorithms take at most (launch.py checks it).
 SCRATCH_ITEMS = 1024
 #: OpenCL's name of each operation, where a built-in has it.
@@ -114,10 +120,33 @@ def _check_value(public: str, value_type) -> None:
 # --- reduce and scans -----------------------------------------------------------------------
 
 
-def _collective(name: str, doc: str, opencl: str | None):
-    """reduce_over_group / inclusive_scan_over_group / exclusive_scan_over_group."""
+#: How an initial value joins a reduce's or scan's result: op(init, result).
+_WITH_INIT = {
+    GroupOperation.PLUS: lambda init, x: init + x,
+    GroupOperation.MULTIPLIES: lambda init, x: init * x,
+    GroupOperation.MINIMUM: lambda init, x: min(init, x),
+    GroupOperation.MAXIMUM: lambda init, x: max(init, x),
+    GroupOperation.BIT_AND: lambda init, x: init & x,
+    GroupOperation.BIT_OR: lambda init, x: init | x,
+    GroupOperation.BIT_XOR: lambda init, x: init ^ x,
+    GroupOperation.LOGICAL_AND: lambda init, x: bool(init) and x,
+    GroupOperation.LOGICAL_OR: lambda init, x: bool(init) or x,
+}
+
+
+def _collective(name: str, doc: str, opencl: str, init_position: int):
+    """reduce_over_group / inclusive_scan_over_group / exclusive_scan_over_group, with an
+    optional initial value at `init_position` (SYCL 2020: reduce(g, x, init, op),
+    exclusive_scan(g, x, init, op), inclusive_scan(g, x, op, init))."""
     stub = _stub(name, doc)
     public = f"dk.{name}"
+
+    def split(args):
+        """(value, operation, init or None) of the arguments after the group."""
+        if len(args) == 3:
+            return args[1], args[2], None
+        init = args[init_position]
+        return args[1], args[5 - init_position], init
 
     @typing_registry.register_global(stub)
     class _Template(AbstractTemplate):
@@ -125,20 +154,32 @@ def _collective(name: str, doc: str, opencl: str | None):
         prefer_literal = True
 
         def generic(self, args, kws):
-            if kws or len(args) != 3:
+            if kws or len(args) not in (3, 4):
                 return None
-            group, value, op = args
+            group = args[0]
+            value, op, init = split(args)
+            value = types.unliteral(value)  # literal: only the operation needs to be one
             _check_group(public, group)
             _check_value(public, value)
             operation = constant_enum(GroupOperation, op, f"{public}'s operation")
-            if operation in _BITWISE and not isinstance(value, (types.Integer, types.Boolean)):
+            integers = (types.Integer, types.Boolean)
+            if operation in _BITWISE and not all(
+                isinstance(t, integers) for t in (value, init or value)
+            ):
                 raise errors.TypingError(f"{public} with {operation.name} takes integers")
             result = types.boolean if operation in _LOGICAL else value
-            return signature(result, group, value, op)
+            if init is not None:
+                init = types.unliteral(init)
+                _check_value(f"{public}'s initial value", init)
+                if operation not in _LOGICAL:
+                    result = self.context.unify_types(init, value)
+            return signature(result, group, value, *args[2:])
 
     @lowering_registry.lower(stub, types.Any, types.Any, types.Any)
+    @lowering_registry.lower(stub, types.Any, types.Any, types.Any, types.Any)
     def _lower(context, builder, sig, args):
-        group, value_type, op_type = sig.args
+        group = sig.args[0]
+        value_type, op_type, init_type = split(sig.args)
         mark_nd_item(builder)
         operation = constant_enum(GroupOperation, op_type, f"{public}'s operation")
         compute = _compute_type(value_type)
@@ -164,40 +205,53 @@ def _collective(name: str, doc: str, opencl: str | None):
         elif operation in _LOGICAL and opencl == "reduce":
             which = "all" if operation == GroupOperation.LOGICAL_AND else "any"
             result = _builtin(builder, f"work_group_{which}", compute, [value])
-        elif operation in _LOGICAL:  # a scan of 0/1: running min (and) or max (or)
-            which = "min" if operation == GroupOperation.LOGICAL_AND else "max"
-            result = _builtin(builder, f"work_group_{opencl}_{which}", compute, [value])
+        elif operation in _LOGICAL:  # a scan of unsigned 0/1: running min (and) or max (or),
+            which = "min" if operation == GroupOperation.LOGICAL_AND else "max"  # identities 1, 0
+            result = _builtin(builder, f"work_group_{opencl}_{which}", types.uint32, [value])
         else:
             result = _work_group_in_memory(context, builder, value, compute, operation, opencl)
         if operation in _LOGICAL:
-            return builder.icmp_unsigned("!=", result, ir.Constant(_I32, 0))
-        return context.cast(builder, result, compute, sig.return_type)
+            result, compute = (
+                builder.icmp_unsigned("!=", result, ir.Constant(_I32, 0)),
+                types.boolean,
+            )
+        result = context.cast(builder, result, compute, sig.return_type)
+        if init_type is None:
+            return result
+        init = context.cast(builder, args[init_position], init_type, sig.return_type)
+        combine = signature(sig.return_type, sig.return_type, sig.return_type)
+        return context.compile_internal(builder, _WITH_INIT[operation], combine, [init, result])
 
     return stub
 
 
 reduce_over_group = _collective(
     "reduce_over_group",
-    "op applied over the group's values: reduce_over_group(g, x, op).",
+    "op applied over the group's values: reduce_over_group(g, x, op), or "
+    "reduce_over_group(g, x, init, op) which starts from init.",
     "reduce",
+    init_position=2,
 )
 inclusive_scan_over_group = _collective(
     "inclusive_scan_over_group",
-    "op applied over the values of the group's work-items up to this one, this one's included.",
+    "op applied over the values of the group's work-items up to this one, this one's "
+    "included: inclusive_scan_over_group(g, x, op), or (g, x, op, init) which starts from init.",
     "scan_inclusive",
+    init_position=3,
 )
 exclusive_scan_over_group = _collective(
     "exclusive_scan_over_group",
-    "op applied over the values of the group's work-items before this one (op's identity for "
-    "the first).",
+    "op applied over the values of the group's work-items before this one (op's identity, or "
+    "init, for the first): exclusive_scan_over_group(g, x, op), or (g, x, init, op).",
     "scan_exclusive",
+    init_position=2,
 )
 
 
 def _sub_group_product(builder, value, compute, opencl: str):
     """The product over the sub-group's lanes (all, up to this one, or before it), gathered
     lane by lane with shuffles: every lane takes part in every shuffle."""
-    size = call_builtin(builder, "_Z18get_sub_group_sizev", _I32, [], [])
+    size = sub_group_size(builder)
     lane = call_builtin(builder, "_Z22get_sub_group_local_idv", _I32, [], [])
     one = ir.Constant(value.type, 1.0 if isinstance(compute, types.Float) else 1)
     multiply = builder.fmul if isinstance(compute, types.Float) else builder.mul
@@ -308,7 +362,7 @@ def _lower_broadcast(context, builder, sig, args):
 
 
 def call_index_placeholder_typed(builder, name: str, result, args):
-    """Call `dpex.<name>`, which broadcast_definitions() defines for the launch's ndim."""
+    """Call `dpex.<name>`, which group_definitions() defines for the launch's ndim."""
     fnty = ir.FunctionType(result, [a.type for a in args])
     function = cgutils.get_or_insert_function(builder.module, fnty, f"dpex.{name}")
     return builder.call(function, args)
@@ -316,68 +370,108 @@ def call_index_placeholder_typed(builder, name: str, result, args):
 
 _PLACEHOLDERS = re.compile(r'@"?dpex\.(work_group_broadcast|sub_group_mul\.(\w+))\.([ijlmfd])"?\(')
 _COMPUTE = {code: ty for ty, code in _CODES.items()}
+_LLVM_TYPES = {
+    "i": _I32,
+    "j": _I32,
+    "l": _I64,
+    "m": _I64,
+    "f": ir.FloatType(),
+    "d": ir.DoubleType(),
+}
 
 
-def group_definitions(linked_ir: str, ndim: int, multiply_by_shuffles: bool) -> str:
+def group_definitions(
+    linked_ir: str, ndim: int, multiply_by_shuffles: bool, derive_sub_group_ids: bool
+) -> str:
     """LLVM IR defining the placeholders of group algorithms `linked_ir` calls, for launches of
-    `ndim` dimensions: work-group broadcasts (broadcast_definitions), and sub-group products,
-    native or by shuffles (workaround `sub-group-multiplies-by-shuffles`)."""
+    `ndim` dimensions: work-group broadcasts (broadcast_definitions), sub-group products,
+    native or by shuffles (workaround `sub-group-multiplies-by-shuffles`), and the sub-group's
+    size and index, native or derived (workaround `sub-group-ids-derived`)."""
     found = set(_PLACEHOLDERS.findall(linked_ir))
-    if not found:
-        return ""
     module = ir.Module("dpex.groups")
     for kind, algorithm, code in sorted(found):
         if kind == "work_group_broadcast":
             continue
-        compute = _COMPUTE[code]
-        llvm_type = {"i": _I32, "j": _I32, "l": ir.IntType(64), "m": ir.IntType(64)}.get(
-            code, ir.FloatType() if code == "f" else ir.DoubleType()
-        )
         function = ir.Function(
-            module, ir.FunctionType(llvm_type, [llvm_type]), f"dpex.{kind}.{code}"
+            module,
+            ir.FunctionType(_LLVM_TYPES[code], [_LLVM_TYPES[code]]),
+            f"dpex.{kind}.{code}",
         )
         function.attributes.add("alwaysinline")
         builder = ir.IRBuilder(function.append_basic_block("entry"))
         (value,) = function.args
         if multiply_by_shuffles:
-            builder.ret(_sub_group_product(builder, value, compute, algorithm))
+            builder.ret(_sub_group_product(builder, value, _COMPUTE[code], algorithm))
         else:
             name = f"sub_group_non_uniform_{algorithm}_mul"
-            builder.ret(_builtin(builder, name, compute, [value]))
-    text = str(module)
+            builder.ret(_builtin(builder, name, _COMPUTE[code], [value]))
     if any(kind == "work_group_broadcast" for kind, _, _ in found):
-        text += broadcast_definitions(ndim)
-    return text
+        _define_broadcasts(module, ndim)
+    queries = ("dpex.sub_group_size", "dpex.sub_group_id")
+    if re.search(r"@dpex\.sub_group_(size|id)\(", linked_ir) or any(
+        function.name in queries for function in module.functions
+    ):
+        _define_sub_group_queries(module, ndim, derive_sub_group_ids)
+    return str(module) if module.functions else ""
 
 
-def broadcast_definitions(ndim: int) -> str:
-    """LLVM IR defining `dpex.work_group_broadcast.<code>(value, linear id)` for launches of
-    `ndim` dimensions: OpenCL's work_group_broadcast takes one local id per dimension, x the
-    fastest (SYCL's last)."""
-    llvm_types = {"i": "i32", "j": "i32", "l": "i64", "m": "i64", "f": "float", "d": "double"}
-    lines = []
-    for code, llvm_type in llvm_types.items():
-        mangled = f"_Z20work_group_broadcast{code}{'m' * ndim}"
-        lines.append(
-            f"declare spir_func {llvm_type} @{mangled}({llvm_type}{', i64' * ndim}) convergent"
+def _define_sub_group_queries(module: ir.Module, ndim: int, derived: bool) -> None:
+    """`dpex.sub_group_size()` and `dpex.sub_group_id()`: OpenCL's built-ins, or where the
+    device's compiler fails on a shuffle whose lane is computed from them, the same values
+    derived from the local ids and the maximum sub-group size. Intel's CPU runtime cuts each
+    row of the work-group (the run along SYCL's last dimension) into sub-groups of the maximum
+    size, the last one of a row shorter."""
+
+    def define(name: str):
+        fnty = ir.FunctionType(_I32, [])
+        function = cgutils.get_or_insert_function(module, fnty, f"dpex.{name}")
+        function.attributes.add("alwaysinline")
+        return ir.IRBuilder(function.append_basic_block("entry"))
+
+    size, index = define("sub_group_size"), define("sub_group_id")
+    if not derived:
+        size.ret(call_builtin(size, "_Z18get_sub_group_sizev", _I32, [], []))
+        index.ret(call_builtin(index, "_Z16get_sub_group_idv", _I32, [], []))
+        return
+    last = [ir.Constant(_I64, ndim - 1)]
+    for builder in (size, index):
+        largest = call_builtin(builder, "_Z22get_max_sub_group_sizev", _I32, [], [])
+        largest = builder.zext(largest, _I64)
+        row = call_index_placeholder(builder, "get_local_size", last)
+        along = call_index_placeholder(builder, "get_local_id", last)
+        in_row = builder.udiv(along, largest)  # the sub-group's place in its row
+        if builder is size:
+            left = builder.sub(row, builder.mul(in_row, largest))
+            fewer = builder.icmp_unsigned("<", left, largest)
+            builder.ret(builder.trunc(builder.select(fewer, left, largest), _I32))
+            continue
+        rows_before = builder.udiv(call_index_placeholder(builder, "get_local_linear_id", []), row)
+        per_row = builder.udiv(
+            builder.add(row, builder.sub(largest, ir.Constant(_I64, 1))), largest
         )
-        lines.append(
-            f"define {llvm_type} @dpex.work_group_broadcast.{code}({llvm_type} %v, i64 %id) "
-            f"alwaysinline {{"
-        )
-        ids, rest = [], "%id"
+        builder.ret(builder.trunc(builder.add(builder.mul(rows_before, per_row), in_row), _I32))
+
+
+def _define_broadcasts(module: ir.Module, ndim: int) -> None:
+    """`dpex.work_group_broadcast.<code>(value, linear id)` for launches of `ndim` dimensions:
+    OpenCL's work_group_broadcast takes one local id per dimension, x the fastest (SYCL's
+    last)."""
+    for code, llvm_type in _LLVM_TYPES.items():
+        fnty = ir.FunctionType(llvm_type, [llvm_type, _I64])
+        function = cgutils.get_or_insert_function(module, fnty, f"dpex.work_group_broadcast.{code}")
+        function.attributes.add("alwaysinline")
+        builder = ir.IRBuilder(function.append_basic_block("entry"))
+        value, rest = function.args
+        ids = []
         for axis in range(ndim - 1, 0, -1):  # SYCL dimensions, the last first
-            lines.append(f"  %n{axis} = call i64 @dpex.get_local_size(i64 {axis})")
-            lines.append(f"  %x{axis} = urem i64 {rest}, %n{axis}")
-            lines.append(f"  %r{axis} = udiv i64 {rest}, %n{axis}")
-            ids.append(f"i64 %x{axis}")
-            rest = f"%r{axis}"
-        ids.append(f"i64 {rest}")
-        lines.append(
-            f"  %b = call spir_func {llvm_type} @{mangled}({llvm_type} %v, {', '.join(ids)}) "
-            f"convergent\n  ret {llvm_type} %b\n}}"
+            extent = call_index_placeholder(builder, "get_local_size", [ir.Constant(_I64, axis)])
+            ids.append(builder.urem(rest, extent))
+            rest = builder.udiv(rest, extent)
+        ids.append(rest)
+        name = f"_Z20work_group_broadcast{code}{'m' * ndim}"
+        builder.ret(
+            call_builtin(builder, name, llvm_type, [llvm_type] + [_I64] * ndim, [value, *ids], True)
         )
-    return "\n".join(lines) + "\n"
 
 
 def _vote(name: str, doc: str, opencl: str, negate: bool):

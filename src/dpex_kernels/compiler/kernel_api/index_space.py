@@ -40,6 +40,17 @@ def call_index_placeholder(builder: ir.IRBuilder, name: str, args, result=_I64) 
     return builder.call(function, args)
 
 
+def sub_group_size(builder: ir.IRBuilder) -> ir.Value:
+    """The sub-group's lane count (an i32), through the placeholder `dpex.sub_group_size` that
+    the back end defines per device (groups.py group_definitions)."""
+    return call_index_placeholder(builder, "sub_group_size", [], ir.IntType(32))
+
+
+def sub_group_id(builder: ir.IRBuilder) -> ir.Value:
+    """The sub-group's index in its work-group (an i32), as sub_group_size() is defined."""
+    return call_index_placeholder(builder, "sub_group_id", [], ir.IntType(32))
+
+
 def _index_function(name: str, mangled: str, doc: str):
     stub = host_stub(name, f"In a kernel: {doc} in dimension `dim` (0 = slowest varying).")
 

@@ -18,7 +18,7 @@ from numba.core import errors, types
 from numba.core.datamodel import models, register_default
 from numba.core.typing.templates import AbstractTemplate, AttributeTemplate, signature
 
-from .index_space import call_index_placeholder
+from .index_space import call_index_placeholder, sub_group_id, sub_group_size
 from .registry import call_builtin, lowering_registry, typing_registry
 
 _I32 = ir.IntType(32)
@@ -64,6 +64,7 @@ _DIMENSIONED = {
     },
     GroupType: {
         "get_group_id": ("get_group_id", True),
+        "get_local_id": ("get_local_id", True),
         "get_local_range": ("get_local_size", True),
         "get_group_range": ("get_num_groups", True),
         "get_global_range": ("get_global_size", True),
@@ -75,10 +76,13 @@ _LINEAR = {
         "get_linear_id": ("get_global_linear_id", False),
         "get_linear_range": ("get_global_linear_range", False),
         "get_global_linear_id": ("get_global_linear_id", True),
+        "get_global_linear_range": ("get_global_linear_range", True),
         "get_local_linear_id": ("get_local_linear_id", True),
+        "get_local_linear_range": ("get_local_linear_range", True),
     },
     GroupType: {
         "get_group_linear_id": ("get_group_linear_id", True),
+        "get_local_linear_id": ("get_local_linear_id", True),
         "get_local_linear_range": ("get_local_linear_range", True),
         "get_group_linear_range": ("get_group_linear_range", True),
     },
@@ -86,9 +90,9 @@ _LINEAR = {
 #: Sub-group queries: name -> OpenCL built-in (an unsigned int, widened).
 _SUB_GROUP = {
     "get_local_id": "_Z22get_sub_group_local_idv",
-    "get_local_range": "_Z18get_sub_group_sizev",
+    "get_local_range": None,  # index_space.sub_group_size
     "get_max_local_range": "_Z22get_max_sub_group_sizev",
-    "get_group_id": "_Z16get_sub_group_idv",
+    "get_group_id": None,  # index_space.sub_group_id
     "get_group_range": "_Z18get_num_sub_groupsv",
 }
 #: Every method name that takes a dimension: their constant arguments are frozen as literals
@@ -141,10 +145,13 @@ def _register_linear(owner, name: str, placeholder: str, nd_only: bool) -> None:
         return call_index_placeholder(builder, placeholder, [])
 
 
-def _register_sub_group_query(name: str, mangled: str) -> None:
+def _register_sub_group_query(name: str, mangled: str | None) -> None:
     @lowering_registry.lower(_method_key(SubGroupType, name), SubGroupType)
     def _lower(context, builder, sig, args):
         mark_nd_item(builder)
+        if mangled is None:  # per device: see groups.py group_definitions
+            read = sub_group_size if name == "get_local_range" else sub_group_id
+            return builder.zext(read(builder), _I64)
         return builder.zext(call_builtin(builder, mangled, _I32, [], []), _I64)
 
 
@@ -156,6 +163,10 @@ for _owner, _methods in _LINEAR.items():
         _register_linear(_owner, _name, _placeholder, _nd_only)
 for _name, _mangled in _SUB_GROUP.items():
     _register_sub_group_query(_name, _mangled)
+
+
+#: Every method of each type (the simulator's item classes have the same ones).
+METHODS: dict[type, frozenset[str]] = {}
 
 
 def _attribute_template(owner, extra: dict):
@@ -188,6 +199,7 @@ def _attribute_template(owner, extra: dict):
     for name, (check, result) in extra.items():
         method(name, check, result)
     typing_registry.register_attr(_Template)
+    METHODS[owner] = frozenset({*_DIMENSIONED.get(owner, {}), *_LINEAR.get(owner, {}), *extra})
 
 
 _NO_ARGS = lambda a: not a  # noqa: E731
@@ -195,7 +207,10 @@ _attribute_template(
     ItemType, {"get_group": (_NO_ARGS, GROUP), "get_sub_group": (_NO_ARGS, SUB_GROUP)}
 )
 _attribute_template(GroupType, {"leader": (_NO_ARGS, types.boolean)})
-_attribute_template(SubGroupType, {name: (_NO_ARGS, types.intp) for name in _SUB_GROUP})
+_attribute_template(
+    SubGroupType,
+    {name: (_NO_ARGS, types.intp) for name in _SUB_GROUP} | {"leader": (_NO_ARGS, types.boolean)},
+)
 
 
 @lowering_registry.lower(_method_key(ItemType, "get_group"), ItemType)
@@ -210,6 +225,13 @@ def _lower_leader(context, builder, sig, args):
     mark_nd_item(builder)
     linear = call_index_placeholder(builder, "get_local_linear_id", [])
     return builder.icmp_unsigned("==", linear, ir.Constant(_I64, 0))
+
+
+@lowering_registry.lower(_method_key(SubGroupType, "leader"), SubGroupType)
+def _lower_sub_group_leader(context, builder, sig, args):
+    mark_nd_item(builder)
+    lane = call_builtin(builder, _SUB_GROUP["get_local_id"], _I32, [], [])
+    return builder.icmp_unsigned("==", lane, ir.Constant(_I32, 0))
 
 
 def takes_item(py_func: pytypes.FunctionType) -> bool:
@@ -229,4 +251,13 @@ def takes_item(py_func: pytypes.FunctionType) -> bool:
     )
 
 
-__all__ = ["GROUP", "ITEM", "SUB_GROUP", "GroupType", "ItemType", "SubGroupType", "takes_item"]
+__all__ = [
+    "GROUP",
+    "ITEM",
+    "METHODS",
+    "SUB_GROUP",
+    "GroupType",
+    "ItemType",
+    "SubGroupType",
+    "takes_item",
+]

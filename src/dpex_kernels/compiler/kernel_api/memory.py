@@ -10,6 +10,8 @@ from numba.core import types as nbtypes
 from numba.core.typing.templates import CallableTemplate
 from numba.np import numpy_support
 
+from ...types.spec import LocalAccessorSpec
+from ...types.usm_array_type import scalar_type
 from .registry import host_stub, lowering_registry, namespace, typing_registry
 from .spirv import LOCAL, PRIVATE
 
@@ -23,6 +25,9 @@ class LocalArrayType(nbtypes.Array):
         name = f"local_array({dtype}, {ndim}d, {layout})"
         super().__init__(dtype, ndim, layout, readonly=readonly, name=name, aligned=aligned)
 
+    def __repr__(self) -> str:
+        return self.name
+
     def copy(self, dtype=None, ndim=None, layout=None, readonly=None):
         """Views of a local array stay in local memory."""
         return LocalArrayType(
@@ -32,6 +37,37 @@ class LocalArrayType(nbtypes.Array):
             readonly=(not self.mutable) if readonly is None else readonly,
             aligned=self.aligned,
         )
+
+
+class LocalAccessorType(LocalArrayType):
+    """A dk.LocalAccessor parameter: a C-ordered local array whose shape a launch gives."""
+
+    def __init__(self, dtype, ndim, layout="C", readonly=False, aligned=True):
+        super().__init__(dtype, ndim, "C", readonly=readonly, aligned=aligned)
+        self.name = f"local_accessor({dtype}, {ndim}d)"
+
+    @property
+    def spec(self) -> LocalAccessorSpec:
+        """The numba-free description the launch matches against (types/params.py)."""
+        return LocalAccessorSpec(str(self.dtype), self.ndim)
+
+    def copy(self, dtype=None, ndim=None, layout=None, readonly=None):
+        """A view of an accessor's memory is a local array."""
+        return LocalArrayType(
+            self.dtype if dtype is None else dtype,
+            self.ndim if ndim is None else ndim,
+            self.layout if layout is None else layout,
+            readonly=(not self.mutable) if readonly is None else readonly,
+            aligned=self.aligned,
+        )
+
+
+def local_accessor(dtype: object, ndim: int) -> LocalAccessorType:
+    """The parameter type of a dk.LocalAccessor argument, for declared signatures."""
+    numba_dtype = scalar_type(dtype)
+    if isinstance(ndim, bool) or not isinstance(ndim, int) or not 1 <= ndim <= 3:
+        raise ValueError(f"a LocalAccessor has 1 to 3 dimensions; got ndim={ndim!r}")
+    return LocalAccessorType(numba_dtype, ndim)
 
 
 def _literal_shape(shape_type) -> tuple[int, ...] | None:

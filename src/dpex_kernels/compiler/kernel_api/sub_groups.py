@@ -7,6 +7,7 @@ from numba.core import types as nbtypes
 from numba.core.typing.templates import AbstractTemplate, signature
 
 from .barriers import barrier_function
+from .index_space import sub_group_size
 from .registry import call_builtin, host_stub, lowering_registry, namespace, typing_registry
 from .spirv import TYPE_CODES
 
@@ -17,7 +18,8 @@ _I64 = ir.IntType(64)
 _SUB_GROUP_CODES = {getattr(nbtypes, name): code for name, code in TYPE_CODES.items()}
 
 
-def _sub_group_query(name: str, mangled: str, doc: str):
+def _sub_group_query(name: str, read, doc: str):
+    """dk.sub_group.<name>(): `read(builder)` gives the i32 value."""
     stub = host_stub(f"sub_group_{name}", public=f"dk.sub_group.{name}", doc=doc)
 
     @typing_registry.register_global(stub)
@@ -27,16 +29,18 @@ def _sub_group_query(name: str, mangled: str, doc: str):
 
     @lowering_registry.lower(stub)
     def _lower(context, builder, sig, args):
-        return builder.zext(call_builtin(builder, mangled, _I32, [], []), _I64)
+        return builder.zext(read(builder), _I64)
 
     return stub
 
 
 sub_group_get_local_id = _sub_group_query(
-    "get_local_id", "_Z22get_sub_group_local_idv", "In a kernel: the work-item's sub-group lane."
+    "get_local_id",
+    lambda builder: call_builtin(builder, "_Z22get_sub_group_local_idv", _I32, [], []),
+    "In a kernel: the work-item's sub-group lane.",
 )
 sub_group_get_size = _sub_group_query(
-    "get_size", "_Z18get_sub_group_sizev", "In a kernel: the number of lanes of the sub-group."
+    "get_size", sub_group_size, "In a kernel: the number of lanes of the sub-group."
 )
 
 sub_group_reduce_add = host_stub(
