@@ -47,7 +47,9 @@ def bootstrap_opencl_icd() -> str | None:
     return str(library)
 
 
-bootstrap_opencl_icd()
+#: The path the bootstrap set OCL_ICD_FILENAMES to in this process, or None: what the
+#: environment itself holds (python -m dpex_kernels env reports it).
+BOOTSTRAPPED = bootstrap_opencl_icd()
 
 import dpctl  # noqa: E402  (must come after the bootstrap)
 
