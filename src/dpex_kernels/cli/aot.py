@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from .progress import Progress
-from .user_code import UserError, import_module, kernels_of
+from .user_code import UserError, check_module, import_module, kernels_of
 
 
 def short_signature(name: str, sig) -> str:
@@ -61,8 +61,9 @@ def build(module_spec: str, output: str) -> int:
     """Bundle the eager kernels of a module; print each kernel's signature count."""
     import dpex_kernels as dk
 
+    check_module(module_spec)  # mistakes are said before the compiles, not after
     folder = Path(output).parent
-    if not folder.is_dir():  # said before the compiles, not after
+    if not folder.is_dir():
         raise UserError(f"cannot write {output}: there is no folder {folder}")
     started = time.perf_counter()
     progress = Progress(f"compiling {module_spec}", unit=" signatures", started=started)

@@ -46,7 +46,7 @@ def list_entries() -> int:
     """Print each entry (size, date, kernel and key) and the totals."""
     folder = cache_dir()
     if not folder.is_dir():
-        print(f"{folder}: empty (no cache=True kernel has been stored yet)")
+        print(f"{folder}: not there yet (no cache=True kernel has been stored)")
         return 0
     entries = _files(folder, ENTRIES)
     binaries = _files(folder, BINARIES)
@@ -56,8 +56,8 @@ def list_entries() -> int:
         when = datetime.datetime.fromtimestamp(info.st_mtime).strftime("%Y-%m-%d %H:%M")
         print(f"  {human_size(info.st_size):>10}  {when}  {path.stem}")
     print(
-        f"{len(entries)} kernel entries, {human_size(_size(entries))}; "
-        f"{len(binaries)} device binaries, {human_size(_size(binaries))} (binaries/)"
+        f"entries: {len(entries)} ({human_size(_size(entries))}); device binaries: "
+        f"{len(binaries)} ({human_size(_size(binaries))}, in binaries/)"
     )
     return 0
 
@@ -72,7 +72,7 @@ def clear() -> int:
     for path in removed:
         path.unlink(missing_ok=True)
     print(
-        f"removed {len(entries)} kernel entries and {len(binaries)} device binaries "
-        f"({human_size(size)}) from {folder}"
+        f"removed from {folder}: entries: {len(entries)}, device binaries: {len(binaries)} "
+        f"({human_size(size)})"
     )
     return 0

@@ -18,20 +18,13 @@ class UserError(Exception):
         self.status = status
 
 
-def import_module(spec: str) -> ModuleType:
-    """A module given by name (importable from the current folder) or by a .py file's path.
-
-    Errors raised by the module's own code (an import it lacks, a kernel that does not
-    compile) keep their traceback: it points into the user's code."""
-    path = Path(spec)
-    if path.suffix == ".py":
-        if not path.is_file():
+def check_module(spec: str) -> None:
+    """A UserError unless `spec` names a module that exists: a .py file, or a module name
+    importable from the current folder or sys.path (its parent packages are imported)."""
+    if Path(spec).suffix == ".py":
+        if not Path(spec).is_file():
             raise UserError(f"no file {spec}: give a module name or the path of a .py file")
-        loaded = importlib.util.spec_from_file_location(path.stem, path)
-        module = importlib.util.module_from_spec(loaded)
-        sys.modules[path.stem] = module
-        loaded.loader.exec_module(module)
-        return module
+        return
     if str(Path.cwd()) not in sys.path:
         sys.path.insert(0, str(Path.cwd()))
     try:
@@ -43,7 +36,22 @@ def import_module(spec: str) -> ModuleType:
             f"no module named {spec!r} in the current folder or on sys.path: give a module "
             f"name (package.module) or the path of a .py file"
         )
-    return importlib.import_module(spec)
+
+
+def import_module(spec: str) -> ModuleType:
+    """A module given by name (importable from the current folder) or by a .py file's path.
+
+    Errors raised by the module's own code (an import it lacks, a kernel that does not
+    compile) keep their traceback: it points into the user's code."""
+    check_module(spec)
+    path = Path(spec)
+    if path.suffix != ".py":
+        return importlib.import_module(spec)
+    loaded = importlib.util.spec_from_file_location(path.stem, path)
+    module = importlib.util.module_from_spec(loaded)
+    sys.modules[path.stem] = module
+    loaded.loader.exec_module(module)
+    return module
 
 
 def kernels_of(module: ModuleType) -> dict[str, object]:
