@@ -196,6 +196,17 @@ def test_version_names_the_compiler_and_runtime_versions():
     assert from_script.stdout == done.stdout
 
 
+@pytest.mark.parametrize("command", [[], ["env"], ["cache"], ["inspect"], ["aot", "build"]])
+def test_help(capsys, command):
+    with pytest.raises(SystemExit) as exited:
+        cli.main([*command, "--help"])
+    assert exited.value.code == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"usage: python -m dpex_kernels {' '.join(command)}".rstrip())
+    if not command:
+        assert all(name in out for name in ("aot", "cache", "inspect", "env", "--version"))
+
+
 # --------------------------------------------------------------------------------------------
 # cache
 # --------------------------------------------------------------------------------------------
@@ -274,6 +285,15 @@ def test_inspect_sig_picks_one_by_expression_or_by_its_text(capsys, user_module)
     assert "OpEntryPoint" in out or "; SPIR-V binary" in out
 
 
+def test_inspect_a_kernel_of_a_package_module(tmp_path):
+    (tmp_path / "app").mkdir()
+    (tmp_path / "app" / "__init__.py").write_text("")
+    (tmp_path / "app" / "kernels.py").write_text(MODULE)
+    done = run_cli("inspect", "app.kernels:copy", "--stage", "types", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert len(_headers(done.stdout)) == 2 and "typed by" in done.stdout
+
+
 def test_inspect_compiles_a_lazy_kernel_for_the_signature_given(capsys, user_module):
     args = [
         "inspect",
@@ -312,6 +332,21 @@ def test_a_user_mistake_is_one_line_and_exit_status_2(capsys, user_module, targe
     captured = capsys.readouterr()
     assert said in one_error_line(captured.err)
     assert captured.out == ""
+
+
+def test_output_into_a_closed_pipe_ends_quietly(tmp_path, user_module):
+    """`| true` closes the pipe before the kernels have compiled, so the first print fails."""
+    command = f"{sys.executable} -m dpex_kernels inspect user_kernels:copy --stage llvm | true"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OCL_ICD_")}
+    done = subprocess.run(
+        ["bash", "-c", f"{command}; echo ${{PIPESTATUS[0]}}"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert (done.stdout, done.stderr) == ("1\n", "")
 
 
 def test_an_internal_error_keeps_its_traceback(monkeypatch, user_module):

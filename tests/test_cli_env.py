@@ -69,6 +69,15 @@ def test_without_the_variable_a_plain_process_sees_no_device():
     assert shell(COUNT_DEVICES) == ["0"]
 
 
+def test_env_says_where_things_stand():
+    done = run_cli()
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == f"runtime: {LIBRARY}"
+    assert lines[1].startswith("this shell: OCL_ICD_FILENAMES is not set, so processes that do not")
+    assert lines[2].startswith("activation scripts: ")
+
+
 def test_print_gives_the_line_for_eval():
     done = run_cli("--print")
     assert done.returncode == 0, done.stderr

@@ -8,6 +8,7 @@ goes wrong is a bug and keeps its traceback.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from importlib import metadata
 from pathlib import Path
@@ -127,3 +128,6 @@ def main(argv: list[str] | None = None) -> int:
     except UserError as exc:
         print(f"{PROG}: error: {exc}", file=sys.stderr)
         return exc.status
+    except BrokenPipeError:  # `... inspect ... | head`: the reader has what it wanted
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # nothing at exit either
+        return 1
