@@ -124,7 +124,7 @@ def runtime_library(prefix: Path) -> Path:
 
 def _checked_library(prefix: Path) -> Path | None:
     """The library to name, or None where the loader finds it already; UserError if absent."""
-    from .._runtime import _icd_registered
+    from .._runtime import icd_registered
 
     library = runtime_library(prefix)
     if not library.exists():
@@ -133,7 +133,7 @@ def _checked_library(prefix: Path) -> Path | None:
             f"(pip install 'intel-opencl-rt>=2026.1,<2026.2')",
             status=1,
         )
-    if _icd_registered(library):
+    if icd_registered(library):
         print(
             f"nothing to do: a vendor file of the OpenCL ICD loader names {library} already",
             file=sys.stderr,
