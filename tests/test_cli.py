@@ -294,6 +294,20 @@ def test_inspect_a_kernel_of_a_package_module(tmp_path):
     assert len(_headers(done.stdout)) == 2 and "typed by" in done.stdout
 
 
+def test_a_py_file_imports_its_siblings(capsys, tmp_path):
+    folder = tmp_path / "project"
+    folder.mkdir()
+    (folder / "sibling_types.py").write_text(
+        "import dpex_kernels as dk\nvec = dk.usm_array('f4', 1)\n"
+    )
+    (folder / "uses_sibling.py").write_text(
+        "import dpex_kernels as dk\nfrom sibling_types import vec\n\n"
+        "@dk.kernel(dk.void(vec, vec))\ndef copy(a, out):\n    out[0] = a[0]\n"
+    )
+    assert cli.main(["inspect", f"{folder / 'uses_sibling.py'}:copy", "--stage", "llvm"]) == 0
+    assert len(_headers(capsys.readouterr().out)) == 1
+
+
 def test_inspect_compiles_a_lazy_kernel_for_the_signature_given(capsys, user_module):
     args = [
         "inspect",

@@ -47,6 +47,8 @@ def import_module(spec: str) -> ModuleType:
     path = Path(spec)
     if path.suffix != ".py":
         return importlib.import_module(spec)
+    if str(path.resolve().parent) not in sys.path:  # as `python file.py`: its siblings import
+        sys.path.insert(0, str(path.resolve().parent))
     loaded = importlib.util.spec_from_file_location(path.stem, path)
     module = importlib.util.module_from_spec(loaded)
     sys.modules[path.stem] = module
