@@ -12,8 +12,6 @@ FINDINGS = Path(__file__).parent / "fuzz_findings"
 OPEN: dict[str, str] = {
     "sub_group_divergent_branch.py": "Intel's OpenCL CPU runtime 2026.1 miscompiles the kernel "
     "(its OpenCL C twin too); no rewrite of our IR is known to avoid it",
-    "private_load_in_untaken_branch.py": "Intel's OpenCL CPU runtime 2026.1 runs a private load "
-    "from a branch no work-item takes and faults; a clamp of the index did not avoid it",
 }
 
 

@@ -15,6 +15,7 @@ from .errors import (
     InvalidRangeError,
     KernelBoundsError,
     KernelCompileError,
+    KernelRaceError,
     KernelSignatureError,
 )
 from .types.ranges import NdRange, Range
@@ -72,6 +73,7 @@ __all__ = [
     "JitKernel",
     "KernelBoundsError",
     "KernelCompileError",
+    "KernelRaceError",
     "KernelSignatureError",
     "NdRange",
     "Range",

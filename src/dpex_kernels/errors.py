@@ -26,7 +26,11 @@ class DeviceNotFoundError(ValueError):
 
 
 class KernelBoundsError(IndexError):
-    """A kernel compiled with debug=True indexed an array out of bounds."""
+    """A kernel compiled with debug=True (or simulated) indexed an array out of bounds."""
+
+
+class KernelRaceError(RuntimeError):
+    """The simulator saw a data race, a divergent barrier or a read of unwritten memory."""
 
 
 #: A debug launch passes the kernel one error record: int32 status code (0: no error; the
@@ -69,5 +73,6 @@ __all__ = [
     "InvalidRangeError",
     "KernelBoundsError",
     "KernelCompileError",
+    "KernelRaceError",
     "KernelSignatureError",
 ]

@@ -1,4 +1,4 @@
-"""Fuzzer finding (open): a kernel that never takes a branch crashes the process.
+"""Fuzzer finding (fixed): a kernel that never takes a branch crashed the process.
 
 No work-item takes the branch below in work-groups of 16 (its condition needs a work-group
 size of 2). LLVM folds the private array's index under that condition, `p[(-size) % 4]` to
@@ -9,7 +9,9 @@ fault in the kernel's code. Without the sub-group call or the atomic it runs. A 
 the index (`select(i < 4, i, 0)`) emitted after our optimisation did not help: the runtime's
 own optimiser removes it under the same condition. The same kernel in OpenCL C, as the
 runtime's own front end compiles it, ran. Found by the kernel fuzzer (case 20261265785227,
-tests/fuzz_open/README.md). Exit status 0 when the kernel runs.
+tests/fuzz_open/README.md). Since integer arithmetic wraps (no `nsw`: arithmetic.py), LLVM
+no longer folds the index under the branch's condition, and the kernel runs. Exit status 0
+when the kernel runs.
 """
 
 import dpnp

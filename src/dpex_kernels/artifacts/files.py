@@ -71,6 +71,7 @@ def describe(artifact: KernelArtifact, put: Callable[[str, bytes], None], stem: 
             "llvm_sha256": _digest(llvm_bytes),
             "aspects": list(facts.aspects),
             "local_memory": facts.local_memory,
+            "written_arguments": list(facts.written_arguments),
         }
     return {
         "name": artifact.name,
@@ -110,14 +111,17 @@ def _exception(name, args) -> tuple:
 
 def _facts(variant: dict) -> CodeFacts:
     aspects, local_memory = variant["aspects"], variant["local_memory"]
+    written = variant["written_arguments"]
     if (
         not isinstance(aspects, list)
         or not all(isinstance(a, str) for a in aspects)
         or type(local_memory) is not int
         or local_memory < 0
+        or not isinstance(written, list)
+        or not all(type(w) is int and w >= 0 for w in written)
     ):
         raise CorruptArtifacts("a variant's facts have the wrong types")
-    return CodeFacts(tuple(aspects), local_memory)
+    return CodeFacts(tuple(aspects), local_memory, tuple(written))
 
 
 def read(

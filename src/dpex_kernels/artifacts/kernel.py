@@ -30,6 +30,9 @@ class CodeFacts(NamedTuple):
     aspects: tuple[str, ...]
     #: Bytes of work-group local memory its local arrays take.
     local_memory: int
+    #: The kernel arguments (positions in types/params.py's slots) whose memory the code may
+    #: write: a read-only array may be passed only where its data pointer is not among them.
+    written_arguments: tuple[int, ...] = ()
 
 
 #: The back end: (artifact, ndim, parsed linked module or None) -> (llvm_ir, spirv, facts).

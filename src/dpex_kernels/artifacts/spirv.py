@@ -25,6 +25,22 @@ OP_TYPE_POINTER = 32
 OP_CONSTANT = 43
 OP_VARIABLE = 59
 OP_FUNCTION = 54
+OP_FUNCTION_PARAMETER = 55
+OP_FUNCTION_END = 56
+OP_ENTRY_POINT = 15
+OP_LOAD = 61
+OP_STORE = 62
+OP_COPY_MEMORY, OP_COPY_MEMORY_SIZED = 63, 64
+OP_ATOMIC_STORE = 228
+#: Atomics that write their pointer operand (word 3): exchange, compare-exchange (strong and
+#: weak), increment, decrement, add, sub, min, max, and, or, xor, and the float extensions.
+_WRITING_ATOMICS = {229, 230, 231, *range(232, 243), 5614, 5615, 6035}
+#: Instructions whose result is a value read from memory: taint stops there.
+_VALUE_READS = {OP_LOAD, 227}  # OpLoad, OpAtomicLoad
+OP_FUNCTION_CALL, OP_EXT_INST = 57, 12
+#: OpenCL.std instructions that only read through a pointer operand: vloadn, vload_half,
+#: vload_halfn, vloada_halfn, printf, prefetch (the others that take pointers write them).
+_READING_EXT_INSTS = {171, 173, 174, 179, 184, 185}
 
 STORAGE_WORKGROUP = 4
 #: Capabilities that need a device aspect: Float16 -> fp16, Float64 -> fp64.
@@ -85,4 +101,64 @@ def code_facts(spirv: bytes) -> CodeFacts:
             constants[operands[1]] = value
         elif opcode == OP_VARIABLE and operands[2] == STORAGE_WORKGROUP:
             local_memory += sizes.get(pointees.get(operands[0], -1), 0)
-    return CodeFacts(tuple(sorted(aspects)), local_memory)
+    return CodeFacts(tuple(sorted(aspects)), local_memory, written_arguments(module))
+
+
+def written_arguments(module: array) -> tuple[int, ...]:
+    """The entry point's parameters (by position) through which its code may write memory.
+
+    Every value computed from a parameter (address arithmetic, casts, phis, selects) points
+    where the parameter does; a store or a writing atomic through such a value, a memory copy
+    into it, or a call given it (anything not inlined, conservatively) writes the parameter's
+    memory, and so does storing such a value anywhere (where it goes cannot be followed).
+    Values loaded from memory start afresh."""
+    body = _entry_function(module)
+    derived: dict[int, frozenset[int]] = {}  # id -> the parameters it is computed from
+    for position, (_, operands) in enumerate(i for i in body if i[0] == OP_FUNCTION_PARAMETER):
+        derived[operands[1]] = frozenset({position})
+    changed = True
+    while changed:  # again until settled: a phi may name a value defined further down
+        changed = False
+        for opcode, operands in body:
+            if opcode in _VALUE_READS or opcode == OP_FUNCTION_PARAMETER or len(operands) < 3:
+                continue
+            sources = frozenset().union(*(derived.get(word, ()) for word in operands[2:]))
+            if sources and not sources <= derived.get(operands[1], frozenset()):
+                derived[operands[1]] = sources | derived.get(operands[1], frozenset())
+                changed = True
+    written: set[int] = set()
+
+    def writes(*ids: int) -> None:
+        for word in ids:
+            written.update(derived.get(word, ()))
+
+    for opcode, operands in body:
+        if opcode == OP_STORE:
+            writes(operands[0], operands[1])  # through the pointer, or the pointer escapes
+        elif opcode in (OP_COPY_MEMORY, OP_COPY_MEMORY_SIZED):
+            writes(operands[0])
+        elif opcode == OP_ATOMIC_STORE:
+            writes(operands[0], operands[3])
+        elif opcode in _WRITING_ATOMICS:
+            writes(operands[2])
+        elif opcode == OP_FUNCTION_CALL:  # a callee that was not inlined may write
+            writes(*operands[3:])
+        elif opcode == OP_EXT_INST and operands[3] not in _READING_EXT_INSTS:
+            writes(*operands[4:])
+    return tuple(sorted(written))
+
+
+def _entry_function(module: array) -> list[tuple[int, array]]:
+    """(opcode, operands) of every instruction of the module's first entry point's function."""
+    entry, body, inside = None, [], False
+    for start, count, opcode in instructions(module):
+        operands = module[start + 1 : start + count]
+        if opcode == OP_ENTRY_POINT and entry is None:
+            entry = operands[1]
+        elif opcode == OP_FUNCTION:
+            inside = operands[1] == entry
+        elif inside and opcode == OP_FUNCTION_END:
+            break
+        elif inside:
+            body.append((opcode, operands))
+    return body

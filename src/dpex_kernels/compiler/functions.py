@@ -28,6 +28,7 @@ from numba.core.typing.typeof import typeof_impl
 from numba.stencils.stencil import StencilFunc
 
 from .diagnostics import compile_failure, current_loc, is_user_error
+from .kernel_api.registry import simulated
 from .patches import collector_paused
 from .target import TARGET_NAME, SYCLDevice, sycl_target
 
@@ -212,6 +213,9 @@ class DeviceFunction:
         return f"<dk.func {self.__name__}>"
 
     def __call__(self, *args, **kwargs):
+        run = simulated("dk.func")  # inside a simulated kernel: its Python function
+        if run is not None:
+            return run(self, *args, **kwargs)
         raise TypeError(
             f"device function '{self.__name__}' can only be called from a @dk.kernel or "
             f"another @dk.func; to run it on the host, call its .py_func"

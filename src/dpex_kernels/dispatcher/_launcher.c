@@ -311,15 +311,47 @@ static EventRef sycl_event_of_cl(size_t i)
     return event;
 }
 
+/* ---- events: dpctl.SyclEvents whose wait() Ctrl-C can interrupt --------------------------- */
+
+/* A dpctl.SyclEvent subclass of the same layout: every event a launch returns is one. dpctl's
+   wait() blocks in the runtime with the GIL released, so the interpreter cannot act on Ctrl-C
+   until the kernel ends; this wait() hands the blocking wait to another thread and waits for
+   it in Python (dispatcher/events.py), where KeyboardInterrupt arrives at once. */
+static PyTypeObject EventType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "dpex_kernels.SyclEvent",
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "A dpctl.SyclEvent whose wait() Ctrl-C interrupts (docs/dispatch.md).",
+};
+static PyObject *interruptible_wait; /* events.wait, set by init */
+
+static PyObject *Event_wait(PyObject *self, PyObject *unused)
+{
+    return PyObject_CallOneArg(interruptible_wait, self);
+}
+
+static PyMethodDef Event_methods[] = {
+    {"wait", Event_wait, METH_NOARGS,
+     "Wait for the event's command to complete; Ctrl-C interrupts the wait."},
+    {NULL}};
+
+/* SyclEvent_Make, as an EventType: the same object of the same layout, another type. */
+static PyObject *event_object(EventRef ref)
+{
+    PyObject *event = SyclEvent_Make(ref);
+    if (event != NULL && Py_IS_TYPE(event, sycl_event_type)) Py_SET_TYPE(event, &EventType);
+    return event;
+}
+
 /* A new dpctl.SyclEvent for the launch at ring position `position` (in the ring). */
 static PyObject *ring_event_object(int64_t position)
 {
     position = ring_standing(position);
     if (position < 0) return PyObject_CallNoArgs(completed_event);
     size_t i = (size_t)position & RING_MASK;
-    if (ring[i].order == NULL) return SyclEvent_Make(ring[i].event);
+    if (ring[i].order == NULL) return event_object(ring[i].event);
     EventRef made = sycl_event_of_cl(i);
-    PyObject *event = SyclEvent_Make(made);
+    PyObject *event = event_object(made);
     EventDelete(made);
     return event;
 }
@@ -630,7 +662,7 @@ static PyTypeObject BindingType = {
 typedef struct {
     void *type;    /* a scalar's Python type, or the memory type (usm_type) of an array */
     void *queue;   /* arrays: the SyclQueue object */
-    int typenum, nd, contiguity;
+    int typenum, nd, flags; /* flags: C- and F-contiguity, writability (usm_ndarray bits) */
 } Descriptor;
 
 typedef struct {
@@ -657,7 +689,7 @@ static int read_array(PyObject *value, Argument *out, Descriptor *d)
     d->queue = memory ? (void *)((UsmMemory *)memory)->queue : NULL;
     d->typenum = a->typenum;
     d->nd = a->nd;
-    d->contiguity = a->flags & 3;
+    d->flags = a->flags & 7;
     return 1;
 }
 
@@ -1128,7 +1160,7 @@ static int64_t launch(Launcher *l, PyObject *args, PyObject *depends_on, PyObjec
     order->last = position;
     order->published = 0;
     /* Fails only out of memory: the launch runs, its arguments kept alive. */
-    if (event != NULL && (*event = SyclEvent_Make(ref)) == NULL) goto done;
+    if (event != NULL && (*event = event_object(ref)) == NULL) goto done;
     result = position;
     /* Up to 64 a time: launches from compiled code can outpace an idle device, and the ring
        then holds hundreds of launches it is to catch up with once the device has (a launch
@@ -1371,14 +1403,19 @@ PyObject *dpex_event_object(int64_t handle)
 static PyObject *array_key(PyObject *m, PyObject *obj)
 {
     /* What decides a dpnp array's or usm_ndarray's usm_array type, or None for other objects:
-       (type number, ndim, contiguity flags, memory type, queue). */
+       (type number, ndim, contiguity and writable flags, memory type, queue). */
     Argument arg;
     Descriptor d;
     int r = read_array(obj, &arg, &d);
     if (r < 0) return NULL;
     if (r == 0 || d.type == NULL) Py_RETURN_NONE;
-    return Py_BuildValue("(iiiOO)", d.typenum, d.nd, d.contiguity, (PyObject *)d.type,
+    return Py_BuildValue("(iiiOO)", d.typenum, d.nd, d.flags, (PyObject *)d.type,
                          (PyObject *)d.queue);
+}
+
+static PyObject *event_type(PyObject *m, PyObject *unused)
+{
+    return Py_NewRef(EventType.tp_base ? (PyObject *)&EventType : Py_None);
 }
 
 static PyObject *c_functions(PyObject *m, PyObject *unused)
@@ -1464,16 +1501,16 @@ static PyObject *init(PyObject *m, PyObject *args, PyObject *kw)
 {
     static char *names[] = {"library", "event_capi", "usm_ndarray", "dpnp_ndarray",
                             "sycl_event", "memory_types", "itemsizes", "completed_event",
-                            "submit_error", "range_type", "nd_range_type", "opencl_library",
-                            "sycl_library", NULL};
+                            "submit_error", "range_type", "nd_range_type", "wait",
+                            "opencl_library", "sycl_library", NULL};
     const char *library_path, *opencl_path = NULL, *sycl_path = NULL;
     PyObject *event_capi, *usm, *dpnp_nd, *event, *memtypes, *itemsizes, *completed, *error;
-    PyObject *range, *nd_range;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "sO!O!O!O!OO!OOOO|zz", names, &library_path,
+    PyObject *range, *nd_range, *wait;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "sO!O!O!O!OO!OOOOO|zz", names, &library_path,
                                      &PyDict_Type, &event_capi, &PyType_Type, &usm,
                                      &PyType_Type, &dpnp_nd, &PyType_Type, &event, &memtypes,
                                      &PyDict_Type, &itemsizes, &completed, &error, &range,
-                                     &nd_range, &opencl_path, &sycl_path))
+                                     &nd_range, &wait, &opencl_path, &sycl_path))
         return NULL;
     void *library = dlopen(library_path, RTLD_NOW | RTLD_NOLOAD);
     if (library == NULL) library = dlopen(library_path, RTLD_NOW);
@@ -1521,6 +1558,13 @@ static PyObject *init(PyObject *m, PyObject *args, PyObject *kw)
     usm_ndarray_type = (PyTypeObject *)Py_NewRef(usm);
     dpnp_ndarray_type = (PyTypeObject *)Py_NewRef(dpnp_nd);
     sycl_event_type = (PyTypeObject *)Py_NewRef(event);
+    if (EventType.tp_base == NULL) {
+        EventType.tp_base = sycl_event_type;
+        EventType.tp_basicsize = sycl_event_type->tp_basicsize;
+        EventType.tp_methods = Event_methods;
+        if (PyType_Ready(&EventType) < 0) return NULL;
+    }
+    interruptible_wait = Py_NewRef(wait);
     completed_event = Py_NewRef(completed);
     submit_error = Py_NewRef(error);
     range_type = Py_NewRef(range);
@@ -1589,6 +1633,7 @@ static PyMethodDef module_methods[] = {
     {"in_flight", in_flight, METH_NOARGS, "How many launches the keep-alive ring holds."},
     {"arg_types", arg_types, METH_NOARGS, "The DPCTLKernelArgType of each slot kind."},
     {"array_key", array_key, METH_O, "What decides a USM array's type, read from its struct."},
+    {"event_type", event_type, METH_NOARGS, "The type of the events launches return."},
     {"c_functions", c_functions, METH_NOARGS,
      "Addresses of the entry points for Numba-compiled code (dispatcher/njit_launch.py)."},
     {NULL}};

@@ -17,6 +17,7 @@ import numpy as np
 
 from ..device import SYCL_INTERFACE_LIBRARY
 from ..types.ranges import NdRange, Range
+from . import events
 
 try:
     from . import _launcher as launcher
@@ -75,6 +76,7 @@ def _init() -> None:
         submit_error=dpctl.SyclKernelSubmitError,
         range_type=Range,
         nd_range_type=NdRange,
+        wait=events.wait,
         # Launches on OpenCL queues go straight to OpenCL (docs/launcher.md), by these sonames.
         opencl_library="libOpenCL.so.1",
         sycl_library="libsycl.so.9",

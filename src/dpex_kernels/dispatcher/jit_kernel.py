@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import inspect
+import os
 from collections.abc import Callable
+from dataclasses import replace
 
 import cloudpickle
 from numba.core import types
@@ -126,11 +128,14 @@ class JitKernel(KernelBase):
             return compiled
 
     def _compile_for(self, args, arg_specs) -> CompiledKernel | None:
-        """Lazy kernels compile for the arguments' own types; eager ones never do."""
+        """Lazy kernels compile for the arguments' own types (arrays as writable: whether a
+        read-only one may be written is the launch's check); eager ones never do."""
         if self._eager:
             return None
         argtypes = tuple(
-            from_spec(spec) if spec is not None else scalar_from_name(scalar_name_of(v))
+            from_spec(replace(spec, readonly=False))
+            if spec is not None
+            else scalar_from_name(scalar_name_of(v))
             for v, spec in zip(args, arg_specs)
         )
         return self.compile(types.void(*argtypes))
@@ -144,6 +149,13 @@ class JitKernel(KernelBase):
         if sig not in self.definitions:
             raise KeyError(f"kernel '{self.__name__}' has no definition for {sig}")
         return read(self.definitions[sig])
+
+    @property
+    def simulate(self):
+        """kernel.simulate[range](*args): one launch run in Python by the simulator (API.md §10)."""
+        from ..simulator import Simulation
+
+        return Simulation(self)
 
     def inspect_llvm(self, sig=None):
         """The optimised LLVM IR of one signature, or {sig: ir} for all."""
@@ -190,8 +202,12 @@ def kernel(
     opt_level: int = 3,
     debug: bool = False,
     sub_group_size: int | None = None,
+    simulate: bool = False,
 ) -> JitKernel | Callable[..., JitKernel]:
     """@dk.kernel (lazy) or @dk.kernel(sig | [sigs]) (eager: compiled right here)."""
+    kernel_class = JitKernel
+    if simulate or os.environ.get("DPEX_KERNELS_SIMULATE", "0") not in ("", "0"):
+        from ..simulator import SimulatedKernel as kernel_class
     options = {
         "cache": cache,
         "fastmath": fastmath,
@@ -200,9 +216,9 @@ def kernel(
         "sub_group_size": sub_group_size,
     }
     if callable(function_or_signatures) and not isinstance(function_or_signatures, Signature):
-        return JitKernel(function_or_signatures, None, **options)
+        return kernel_class(function_or_signatures, None, **options)
 
     def decorate(py_func) -> JitKernel:
-        return JitKernel(py_func, function_or_signatures, **options)
+        return kernel_class(py_func, function_or_signatures, **options)
 
     return decorate

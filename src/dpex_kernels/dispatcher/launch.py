@@ -90,6 +90,7 @@ class KernelBase(launcher.KernelCore):
             if queue is None:
                 queue = compiled.default_queue
             check_limits(self.__name__, launch, compiled, queue)
+            check_writable(self, compiled, launch.ndim, arg_specs)
             return binding_for(compiled, queue, launch), not value_dependent, native_args
 
 
@@ -115,6 +116,25 @@ def check_limits(name: str, launch: launcher.Launcher, compiled, queue) -> None:
                 f"kernel '{name}': work-group of {local_total} work-items "
                 f"({value.local_range!r}) exceeds the kernel's max_work_group_size "
                 f"{compiled.attrs.max_work_group_size} on this device"
+            )
+
+
+def check_writable(kernel: KernelBase, compiled, ndim: int, arg_specs: tuple) -> None:
+    """A read-only array (flags.writable false) may go only where the kernel does not write."""
+    readonly = [i for i, spec in enumerate(arg_specs) if spec is not None and spec.readonly]
+    if not readonly:
+        return
+    slots = compiled.slots
+    written = {
+        slots[j].param for j in compiled.artifacts.facts(ndim).written_arguments if j < len(slots)
+    }
+    for position in readonly:
+        if position in written:
+            raise KernelSignatureError(
+                f"kernel '{kernel.__name__}' writes argument {position} "
+                f"'{kernel.param_names[position]}', a read-only array (its flags.writable is "
+                f"False); pass a writable array (a copy: x.copy()), or declare the parameter "
+                f"dk.usm_array(..., readonly=True) in a kernel that only reads it"
             )
 
 

@@ -310,6 +310,7 @@ def param_difference(param, argtype) -> str | None:
             argtype.usm_type,
             argtype.device,
             contiguity.replace("A", ""),
+            readonly=not argtype.mutable,
         )
         return param.mismatch(spec)
     if isinstance(argtype, types.Array):

@@ -23,6 +23,7 @@ import dpex_kernels
 
 from ..compiler.backend import host_simd
 from ..compiler.frontend.direct import source as direct_source
+from ..compiler.kernel_api.index_space import index_add
 from ..compiler.kernel_api.spirv import TYPE_CODES
 from ..dispatcher.jit_kernel import JitKernel
 from ..errors import KernelCompileError
@@ -40,6 +41,8 @@ REDUCTION_CHUNK = 2048
 
 #: The names generated code uses; user code cannot clash with the _dk_ prefix.
 API = "_dk_api"
+#: kernel_api.index_add, for the chunk + iteration indices of generated loops.
+INDEX_ADD = "_dk_index_add"
 MATH = "_dk_math"
 
 
@@ -270,7 +273,7 @@ def _dk_final_{_OP_NAMES[op]}(_dk_buffer, _dk_groups):
         f"_dk_final_{_OP_NAMES[op]}",
         ["_dk_buffer", "_dk_groups"],
         build,
-        {API: dpex_kernels},
+        {API: dpex_kernels, INDEX_ADD: index_add},
         "<dpex_kernels.offloading>",
         cache,
     )

@@ -25,11 +25,13 @@ import dpex_kernels
 
 from .._runtime import canonical_device, default_device, device_by_canonical_name
 from ..compiler.backend.host_simd import REDUCE, STREAM
+from ..compiler.kernel_api.index_space import index_add
 from ..errors import KernelCompileError
 from ..types.usm_array_type import scalar_type
 from . import host
 from .kernels import (
     API,
+    INDEX_ADD,
     MATH,
     REDUCTION_CHUNK,
     REDUCTION_MAX_GROUPS,
@@ -207,7 +209,12 @@ class Outliner:
             zip(py_func.__code__.co_freevars, (c.cell_contents for c in py_func.__closure__ or ()))
         )
         self.globals = {**py_func.__globals__, **closure, "_dk_prange": numba.prange}
-        self.kernel_namespace = {**self.globals, API: dpex_kernels, MATH: math}
+        self.kernel_namespace = {
+            **self.globals,
+            API: dpex_kernels,
+            MATH: math,
+            INDEX_ADD: index_add,
+        }
         self.namespace = {
             API: dpex_kernels,
             "_dk_NdRange": dpex_kernels.NdRange,
@@ -693,11 +700,12 @@ class Outliner:
                 f"    else:\n"
                 f"        _dk_first = max(_dk_base, {-(-start // 16) * 16})\n"
                 f"        for _dk_k in range(_dk_stop - _dk_first):\n"
-                f"            {j} = _dk_first + _dk_k\n"
+                f"            {j} = {INDEX_ADD}(_dk_first, _dk_k)\n"
             )
         else:
             chunk = (
-                f"    for _dk_k in range(_dk_stop - _dk_base):\n        {j} = _dk_base + _dk_k\n"
+                f"    for _dk_k in range(_dk_stop - _dk_base):\n"
+                f"        {j} = {INDEX_ADD}(_dk_base, _dk_k)\n"
             )
         tree = at_line(ast.parse(source + chunk).body[0], region.line)
         if start > 0:
@@ -931,7 +939,7 @@ class Outliner:
             f"    _dk_base = (_dk_id & {_CHUNK_IDS - 1}) * {REDUCTION_CHUNK}\n"
             f"    _dk_stop = min(_dk_base + {REDUCTION_CHUNK}, _dk_n0)\n"
             f"    for _dk_k in range(_dk_stop - _dk_base):\n"
-            f"        {indices[0]} = _dk_base + _dk_k\n"
+            f"        {indices[0]} = {INDEX_ADD}(_dk_base, _dk_k)\n"
         )
         tree = at_line(ast.parse(source).body[0], region.line)
         tree.body[-1].body += copy.deepcopy(kernel_body)

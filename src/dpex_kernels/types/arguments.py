@@ -16,6 +16,8 @@ import numpy as np
 from .spec import SCALAR_NAMES, ArraySpec, layout_of
 
 _CONTIGUITY = {0: "", 1: "C", 2: "F", 3: "CF"}
+#: usm_ndarray's flag bits: C- and F-contiguous (the layout), writable.
+_LAYOUT_FLAGS, _WRITABLE = 3, 4
 
 
 class USMArgument(NamedTuple):
@@ -25,13 +27,16 @@ class USMArgument(NamedTuple):
     queue: dpctl.SyclQueue
 
 
-def _spec(dtype: np.dtype, ndim: int, contig: str, usm_type: str, queue) -> ArraySpec:
+def _spec(
+    dtype: np.dtype, ndim: int, contig: str, usm_type: str, queue, readonly: bool
+) -> ArraySpec:
     if dtype.name not in SCALAR_NAMES or dtype.byteorder == ">":
         raise TypeError(
             f"USM arrays of dtype {dtype} cannot be passed to a kernel; supported dtypes are "
             f"{', '.join(SCALAR_NAMES)} in native byte order"
         )
-    return ArraySpec(dtype.name, ndim, layout_of(contig), usm_type, root_device_name(queue), contig)
+    device = root_device_name(queue)
+    return ArraySpec(dtype.name, ndim, layout_of(contig), usm_type, device, contig, readonly)
 
 
 def root_device_name(queue) -> str:
@@ -49,8 +54,10 @@ def root_device_name(queue) -> str:
 
 def _read_usm_ndarray(x) -> USMArgument:
     queue = x.sycl_queue
-    contig = _CONTIGUITY[x.flags.flags & 3]
-    return USMArgument(_spec(x.dtype, x.ndim, contig, x.usm_type, queue), queue)
+    flags = x.flags.flags
+    contig = _CONTIGUITY[flags & _LAYOUT_FLAGS]
+    readonly = not flags & _WRITABLE
+    return USMArgument(_spec(x.dtype, x.ndim, contig, x.usm_type, queue, readonly), queue)
 
 
 def _read_dpnp(x) -> USMArgument:
@@ -72,6 +79,7 @@ def usm_view(obj):
         strides = iface.get("strides")
         strides = None if strides is None else tuple(int(s) for s in strides)
         data = int(iface["data"][0])
+        readonly = bool(iface["data"][1])
         offset = int(iface.get("offset", 0))
     except (AttributeError, KeyError, IndexError, TypeError, ValueError) as exc:
         raise MalformedInterfaceError(
@@ -91,9 +99,12 @@ def usm_view(obj):
         raise MalformedInterfaceError(
             f"its data pointer is not aligned to its {dtype} elements within the allocation"
         )
-    return dpnp.tensor.usm_ndarray(
+    view = dpnp.tensor.usm_ndarray(
         shape, dtype=dtype, strides=strides, buffer=memory, offset=byte_offset // dtype.itemsize
     )
+    if readonly:
+        view.flags.writable = False
+    return view
 
 
 def _read_interface(x) -> USMArgument:

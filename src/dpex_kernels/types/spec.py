@@ -44,15 +44,20 @@ class ArraySpec:
     device: str
     #: For arguments: the layouts the strides satisfy ("CF" for a contiguous 1-d array).
     contiguity: str = ""
+    #: A parameter the kernel may not write, or an argument whose flags.writable is false.
+    readonly: bool = False
 
     def describe(self) -> str:
         """The same text as str(usm_array(...)), so messages read alike everywhere."""
-        return (
+        text = (
             f"usm_array({self.dtype}, {self.ndim}d, {self.layout}, {self.usm_type}, {self.device})"
         )
+        return "readonly " + text if self.readonly else text
 
     def mismatch(self, arg: ArraySpec) -> str | None:
-        """The first field in which the argument `arg` does not fit this parameter, or None."""
+        """The first field in which the argument `arg` does not fit this parameter, or None.
+        Writability is no field here: a read-only argument fits a writable parameter that the
+        kernel does not write (the launch checks that, dispatcher/launch.py)."""
         if self.dtype != arg.dtype:
             return "dtype"
         if self.ndim != arg.ndim:

@@ -49,7 +49,14 @@ class USMArrayType(types.Array):
     @property
     def spec(self) -> ArraySpec:
         """The numba-free description the dispatcher and AOT runtime match against."""
-        return ArraySpec(str(self.dtype), self.ndim, self.layout, self.usm_type, self.device)
+        return ArraySpec(
+            str(self.dtype),
+            self.ndim,
+            self.layout,
+            self.usm_type,
+            self.device,
+            readonly=not self.mutable,
+        )
 
     def copy(self, dtype=None, ndim=None, layout=None, readonly=None):
         """Views and slices inside kernels keep the allocation's usm_type and device."""
@@ -128,8 +135,10 @@ def usm_array(
     layout: str = "C",
     usm_type: str = "device",
     device: object = None,
+    readonly: bool = False,
 ) -> USMArrayType:
-    """Build the type of a USM array argument; every field is normalised and validated."""
+    """Build the type of a USM array argument; every field is normalised and validated. A
+    `readonly` parameter takes read-only arrays too, and the kernel cannot write it."""
     numba_dtype = scalar_type(dtype)
     if isinstance(ndim, bool) or not isinstance(ndim, (int, np.integer)):
         raise TypeError(f"ndim must be an int from 0 to {MAX_NDIM}; got {ndim!r}")
@@ -141,12 +150,18 @@ def usm_array(
         raise ValueError(
             f"usm_type must be one of {', '.join(map(repr, USM_TYPES))}; got {usm_type!r}"
         )
-    return USMArrayType(numba_dtype, int(ndim), layout, usm_type, canonical_device(device))
+    if not isinstance(readonly, bool):
+        raise TypeError(f"readonly must be True or False; got {readonly!r}")
+    device = canonical_device(device)
+    return USMArrayType(numba_dtype, int(ndim), layout, usm_type, device, readonly=readonly)
 
 
 def from_spec(spec: ArraySpec) -> USMArrayType:
     """The Numba type of an ArraySpec (dispatch of lazy kernels goes spec -> type)."""
-    return USMArrayType(_SCALARS[spec.dtype], spec.ndim, spec.layout, spec.usm_type, spec.device)
+    dtype = _SCALARS[spec.dtype]
+    return USMArrayType(
+        dtype, spec.ndim, spec.layout, spec.usm_type, spec.device, readonly=spec.readonly
+    )
 
 
 def param_of(argtype: types.Type) -> ArraySpec | str:

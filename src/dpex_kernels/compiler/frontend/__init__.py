@@ -31,7 +31,7 @@ class FrontEndResult:
 def compile_front_end(py_func, argtypes, symbol: str, options: CompileOptions) -> FrontEndResult:
     """The linked module of the spir_kernel `symbol` for `argtypes`."""
     front_end = "numba"
-    if direct.enabled() and not options.debug and not options.host_simd:
+    if direct.enabled() and not options.debug:
         started = time.perf_counter()
         try:
             compiled = direct.compile_direct(py_func, argtypes, symbol, fastmath=options.fastmath)

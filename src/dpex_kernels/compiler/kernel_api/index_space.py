@@ -98,6 +98,31 @@ def _lower_work_dim(context, builder, sig, args):
     return call_index_placeholder(builder, "get_work_dim", [])
 
 
+index_add = host_stub(
+    "index_add",
+    "For generated code: base + offset of an element index that cannot overflow.",
+    "dpex_kernels.compiler.kernel_api.index_add",
+)
+
+
+@typing_registry.register_global(index_add)
+class _IndexAddTemplate(AbstractTemplate):
+    key = index_add
+
+    def generic(self, args, kws):
+        if not kws and len(args) == 2 and all(isinstance(a, types.Integer) for a in args):
+            return signature(types.intp, types.intp, types.intp)
+        return None
+
+
+@lowering_registry.lower(index_add, types.Integer, types.Integer)
+def _lower_index_add(context, builder, sig, args):
+    """`add nsw`: the offloaded loops' chunk + iteration (offloading/outline.py) is an index
+    that cannot overflow, and LLVM's loop vectoriser needs to know it to write vector code.
+    Everywhere else integer arithmetic wraps (arithmetic.py)."""
+    return builder.add(*args, flags=["nsw"])
+
+
 def index_definitions(ndim: int) -> str:
     """LLVM IR defining the `dpex.*` index placeholders for a launch of `ndim` dimensions."""
     lines = [f"define i64 @dpex.get_work_dim() alwaysinline {{\n  ret i64 {ndim}\n}}"]

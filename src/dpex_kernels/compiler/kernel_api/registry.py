@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 import types as pytypes
 
 from llvmlite import ir
@@ -11,6 +12,16 @@ from numba.core.typing.templates import Registry
 
 typing_registry = Registry()
 lowering_registry = LoweringRegistry("dpex_kernels.kernel_api")
+
+#: While the simulator (dpex_kernels.simulator) runs a kernel in this thread, `table` maps public
+#: names ("dk.barrier") to its implementations, so every spelling of a stub runs in Python.
+simulation = threading.local()
+
+
+def simulated(public: str):
+    """The simulator's implementation of `public` while it runs a kernel here, else None."""
+    table = getattr(simulation, "table", None)
+    return None if table is None else table[public]
 
 
 def host_stub(name: str, doc: str, public: str | None = None):
@@ -22,6 +33,9 @@ def host_stub(name: str, doc: str, public: str | None = None):
     public = public or f"dk.{name}"
 
     def stub(*args, **kwargs):
+        implementation = simulated(public)
+        if implementation is not None:
+            return implementation(*args, **kwargs)
         raise TypeError(
             f"{public}() can only be called inside a @dk.kernel or @dk.func, not from host code"
         )

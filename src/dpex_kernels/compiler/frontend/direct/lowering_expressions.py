@@ -13,6 +13,9 @@ from numba.np import arrayobj
 from .array_parts import _ARRAY_FIELDS, _INTP, ArrayParts
 from .errors import Unsupported
 
+#: The index arithmetic index_expr computes without wrap-around.
+_INDEX_OPERATIONS = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul"}
+
 
 class ExpressionLowering:
     """Expressions: each returns the LLVM value of the node."""
@@ -180,8 +183,30 @@ class ExpressionLowering:
         """The subscript's index as (value, type) pairs: one per element of a tuple written
         out (`a[i, j]`), else one for the whole index."""
         if isinstance(node.slice, ast.Tuple):
-            return [(self.expr(e), self.typed.types[e]) for e in node.slice.elts]
-        return [(self.expr(node.slice), self.typed.types[node.slice])]
+            return [(self.index_expr(e), self.typed.types[e]) for e in node.slice.elts]
+        return [(self.index_expr(node.slice), self.typed.types[node.slice])]
+
+    def index_expr(self, node) -> ir.Value:
+        """An index written in a subscript: its signed integer `+`, `-` and `*` without
+        wrap-around (`nsw`), so that LLVM sees `a[j + 1]` follow `a[j]` and vectorises loops
+        over it. An index that overflows is out of bounds either way; integer arithmetic
+        anywhere else wraps (compiler/arithmetic.py)."""
+        operation = _INDEX_OPERATIONS.get(type(getattr(node, "op", None)))
+        result_type = self.typed.types.get(node)
+        if not (
+            isinstance(node, ast.BinOp)
+            and operation is not None
+            and isinstance(result_type, types.Integer)
+            and result_type.signed
+        ):
+            return self.expr(node)
+        _, signature = self.facts[(node, "op")]
+        left = self.cast(self.index_expr(node.left), self.typed.types[node.left], signature.args[0])
+        right = self.cast(
+            self.index_expr(node.right), self.typed.types[node.right], signature.args[1]
+        )
+        value = getattr(self.builder, operation)(left, right, flags=["nsw"])
+        return self.cast(value, signature.return_type, result_type)
 
     def index_value(self, node, index: list, formal) -> ir.Value:
         """The index as one value of type `formal`, as Numba's build_tuple and cast make it."""
