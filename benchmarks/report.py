@@ -32,11 +32,11 @@ from .results import (
     Comparison,
     Row,
 )
+from .table import notes, prose, table
 
 LAUNCH_COLUMNS = (RAW, EAGER, LAZY, NJIT, SOM, OCL)
 NDPEX_LAUNCH_COLUMNS = (NDPEX_RAW, NDPEX, NDPEX_DPJIT, RAW, EAGER, NJIT)
 BANDWIDTH_COLUMNS = (EAGER, RAW, OCL, DPNP, NUMBA, NUMPY, NDPEX)
-CELL = 13
 SHORT = {
     RAW: "raw",
     SOM: "SOM/launch",
@@ -46,12 +46,12 @@ SHORT = {
 }
 LEGEND = "raw: SyclQueue.submit_async of the same SyclKernel, arguments packed beforehand"
 LAUNCH_LEGEND = (
-    "  backlog B: launches pending behind a gate (one work-item busy on one core) while a burst"
-    " is timed; raw behind a backlog chains on its previous event; B = 0: no gate\n"
-    f"  {SOM}: the old ordering, every launch depends on all of SequentialOrderManager's"
-    " events and registers its own (information)\n"
-    f"  {OCL}: pyopencl enqueue on its own in-order queue (information); sync: nothing pending"
-    " on that queue"
+    "backlog B: launches pending behind a gate (one work-item busy on one core) while a burst"
+    " is timed; raw behind a backlog chains on its previous event; B = 0: no gate",
+    f"{SOM}: the old ordering, every launch depends on all of SequentialOrderManager's"
+    " events and registers its own (information)",
+    f"{OCL}: pyopencl enqueue on its own in-order queue (information); sync: nothing pending"
+    " on that queue",
 )
 
 
@@ -83,7 +83,7 @@ def _notes(rows: list[Row]) -> list[str]:
             impls = seen.setdefault(r.note, [])
             if r.impl not in impls:
                 impls.append(r.impl)
-    return [f"  {', '.join(impls)}: {note}" for note, impls in seen.items()]
+    return notes([f"{', '.join(impls)}: {note}" for note, impls in seen.items()])
 
 
 def _matrix(
@@ -97,16 +97,16 @@ def _matrix(
     present = [c for c in columns if any(r.impl == c for r in rows)]
     cases = list(dict.fromkeys(r.case for r in rows))
     by_key = {(r.case, r.impl): r for r in rows}
-    width = max([len(c) for c in cases] + [len(title)]) + 2
-    header = title.ljust(width) + "".join(SHORT.get(c, c)[: CELL - 1].rjust(CELL) for c in present)
-    header += "".join(name.rjust(CELL + 2) for name, _ in ratios)
-    lines = [header, "-" * len(header)]
-    for case in cases:
-        line = (case + marks.get(case, "")).ljust(width)
-        line += "".join(_cell(by_key.get((case, c))).rjust(CELL) for c in present)
-        line += "".join(_mark(by_case.get(case)).rjust(CELL + 2) for _, by_case in ratios)
-        lines.append(line)
-    return lines + _notes(rows)
+    headers = [SHORT.get(c, c) for c in present] + [name for name, _ in ratios]
+    body = [
+        (
+            case + marks.get(case, ""),
+            [_cell(by_key.get((case, c))) for c in present]
+            + [_mark(by_case.get(case)) for _, by_case in ratios],
+        )
+        for case in cases
+    ]
+    return table(title, headers, body) + _notes(rows)
 
 
 def _select(
@@ -173,20 +173,15 @@ def pending_table(rows: list[Row]) -> list[str]:
     present = [c for c in LAUNCH_COLUMNS if any(r.impl == c for r in launch)]
     cases = list(dict.fromkeys(r.case for r in launch))
     by_key = {(r.case, r.impl): r for r in launch}
-    title = "measured backlog (pending)"
-    width = max([len(c) for c in cases] + [len(title)]) + 2
-    header = title.ljust(width) + "".join(SHORT.get(c, c)[: CELL - 1].rjust(CELL) for c in present)
-    header += "burst".rjust(8)
-    lines = [header, "-" * len(header)]
+    body = []
     for case in cases:
-        line = case.ljust(width) + "".join(
-            _pending(by_key.get((case, c))).rjust(CELL) for c in present
-        )
         burst = next(r.params["burst"] for r in launch if r.case == case and r.impl == RAW)
-        lines.append(line + str(burst).rjust(8))
-    return lines + [
-        "  launches pending before-after the burst of each one's first (untimed) sample"
-    ]
+        cells = [_pending(by_key.get((case, c))) for c in present]
+        body.append((case, cells + [str(burst)]))
+    headers = [SHORT.get(c, c) for c in present] + ["burst"]
+    return table("measured backlog (pending)", headers, body) + notes(
+        ["launches pending before-after the burst of each one's first (untimed) sample"]
+    )
 
 
 def backlog_table(rows: list[Row], comparisons: list[Comparison]) -> list[str]:
@@ -210,28 +205,21 @@ def backlog_table(rows: list[Row], comparisons: list[Comparison]) -> list[str]:
     ]
     lo, hi = backlogs[0], backlogs[-1]
     title = "ratio to raw by backlog"
-    names = [
-        f"{label} {mode}  {RATIO_NAMES.get(i, 'raw (own cost)')}"
-        for label, mode in kinds
-        for i in LAUNCH_COLUMNS
-    ]
-    width = max(len(n) for n in names + [title]) + 2
-    header = title.ljust(width) + "".join(f"B={b}".rjust(9) for b in backlogs)
-    header += f"us at B={hi} / B={lo}".rjust(22)
-    lines = [header, "-" * len(header)]
+    body = []
     for label, mode in kinds:
         for impl in LAUNCH_COLUMNS:
             if not any(key[:3] == (label, mode, impl) for key in value):
                 continue
             name = f"{label} {mode}  {RATIO_NAMES.get(impl, 'raw (own cost)')}"
-            line = name.ljust(width)
+            cells = []
             for b in backlogs:
                 r = ratio.get((label, mode, impl, b))
-                line += ("-" if r is None else f"{r:.3f}").rjust(9)
+                cells.append("-" if r is None else f"{r:.3f}")
             first, last = value.get((label, mode, impl, lo)), value.get((label, mode, impl, hi))
-            growth = "-" if first is None or last is None else f"{last / first:.2f} x"
-            lines.append(line + growth.rjust(22))
-    return lines
+            cells.append("-" if first is None or last is None else f"{last / first:.2f} x")
+            body.append((name, cells))
+    headers = [f"B={b}" for b in backlogs] + [f"us at B={hi} / B={lo}"]
+    return table(title, headers, body)
 
 
 def ndpex_launch_table(rows: list[Row], comparisons: list[Comparison]) -> list[str]:
@@ -255,8 +243,8 @@ def ndpex_launch_table(rows: list[Row], comparisons: list[Comparison]) -> list[s
         ("dpjit/njit", _select(comparisons, "launch", NDPEX_DPJIT, NJIT)),
     ]
     title = "numba-dpex launch, us/launch"
-    note = "  raw, dk eager: this suite's 64 work-item case of 3 arrays at backlog 0, same mode"
-    return _matrix(title, mine, NDPEX_LAUNCH_COLUMNS, ratios, {}) + [note]
+    note = "raw, dk eager: this suite's 64 work-item case of 3 arrays at backlog 0, same mode"
+    return _matrix(title, mine, NDPEX_LAUNCH_COLUMNS, ratios, {}) + notes([note])
 
 
 def bandwidth_table(group: str, rows: list[Row], comparisons: list[Comparison]) -> list[str]:
@@ -272,7 +260,7 @@ def bandwidth_table(group: str, rows: list[Row], comparisons: list[Comparison]) 
     lines = _matrix(f"{group}, GB/s", mine, BANDWIDTH_COLUMNS, ratios, marks)
     subjects = {c.subject for c in comparisons if c.group == group}
     if subjects == {RAW}:
-        lines.append(f"  ratios use '{RAW}' (the same SPIR-V kernel): the dispatcher is absent")
+        lines += notes([f"ratios use '{RAW}' (the same SPIR-V kernel): the dispatcher is absent"])
     return lines
 
 
@@ -286,32 +274,29 @@ def device_time_table(rows: list[Row], comparisons: list[Comparison]) -> list[st
     by_key = {(r.case, r.impl): r for r in mine}
     ratio = _select(comparisons, DEVICE_GROUP, None, OCL)
     control = _select(comparisons, DEVICE_GROUP, None, OCL_DPCTL)
-    title = "kernel time on the device, GB/s"
-    width = max([len(c) + 2 for c in cases] + [len(title)]) + 2
-    header = title.ljust(width) + "".join(SHORT.get(c, c).rjust(CELL) for c in present)
-    header += "".join(f"{SHORT.get(c, c)} us".rjust(CELL) for c in present)
-    header += "dk/OpenCL C".rjust(CELL + 2) + ("dk/OCL dpctl".rjust(CELL + 2) if control else "")
-    lines = [header, "-" * len(header)]
+    body = []
     for case in cases:
         past = any(by_key[key].params.get("past_caches") for key in by_key if key[0] == case)
-        line = (case + (" *" if past else "")).ljust(width)
-        line += "".join(_cell(by_key.get((case, c))).rjust(CELL) for c in present)
+        cells = [_cell(by_key.get((case, c))) for c in present]
         for c in present:
             r = by_key.get((case, c))
             us = r.params.get("device_us") if r is not None and not r.skipped else None
-            line += ("-" if us is None else f"{us:.0f}" if us >= 100 else f"{us:.1f}").rjust(CELL)
-        line += _mark(ratio.get(case)).rjust(CELL + 2)
-        line += _mark(control.get(case)).rjust(CELL + 2) if control else ""
-        lines.append(line)
-    lines += [
-        "  device time: profiling event start to end of each launch (no launch or queue cost);"
+            cells.append("-" if us is None else f"{us:.0f}" if us >= 100 else f"{us:.1f}")
+        cells.append(_mark(ratio.get(case)))
+        cells += [_mark(control.get(case))] if control else []
+        body.append((case + (" *" if past else ""), cells))
+    headers = [SHORT.get(c, c) for c in present] + [f"{SHORT.get(c, c)} us" for c in present]
+    headers += ["dk/OpenCL C"] + (["dk/OCL dpctl"] if control else [])
+    texts = [
+        "device time: profiling event start to end of each launch (no launch or queue cost);"
         " median of samples interleaved one by one",
-        f"  {SHORT[OCL_DPCTL]}: the same OpenCL C built by dpctl, run on dk's queue and dk's own"
+        f"{SHORT[OCL_DPCTL]}: the same OpenCL C built by dpctl, run on dk's queue and dk's own"
         " arrays (information: same memory, only the code differs)",
     ]
     if {c.subject for c in ratio.values()} == {RAW}:
-        lines.append(f"  ratios use '{RAW}' (the same SPIR-V kernel): the dispatcher is absent")
-    return lines + _notes(mine)
+        texts.append(f"ratios use '{RAW}' (the same SPIR-V kernel): the dispatcher is absent")
+    lines = table("kernel time on the device, GB/s", headers, body)
+    return lines + notes(texts) + _notes(mine)
 
 
 def simple_table(
@@ -324,19 +309,16 @@ def simple_table(
     cases = list(dict.fromkeys(r.case for r in mine))
     mine.sort(key=lambda r: cases.index(r.case))  # stable: each case's rows stay in run order
     ratio_of = {(c.case, c.subject): c for c in comparisons if c.group == group and c.reference}
-    width = max([len(r.case) for r in mine] + [len(title)]) + 2
-    lines = [title.ljust(width) + "implementation".ljust(28) + "median".rjust(16)]
-    if ratio_of:
-        lines[0] += "   ratio"
-    lines.append("-" * (len(lines[0]) + (16 if ratio_of else 0)))
+    body = []
     for r in mine:
         value = "SKIPPED" if r.skipped else f"{r.value:.2f} {r.unit} ±{100 * r.spread:.0f}%"
-        line = r.case.ljust(width) + r.impl.ljust(28) + value.rjust(16)
         c = ratio_of.get((r.case, r.impl))
-        if c is not None and c.ratio is not None:
-            line += f"   {c.ratio:.2f} x {c.reference}"
-        lines.append(line)
-    return lines + _notes(mine)
+        cells = [r.impl, value]
+        if ratio_of:
+            cells.append(f"{c.ratio:.2f} x {c.reference}" if c and c.ratio is not None else "")
+        body.append((r.case, cells))
+    headers = ["implementation", "median"] + (["ratio"] if ratio_of else [])
+    return table(title, headers, body, left=(0, 2)) + _notes(mine)
 
 
 def memory_table(rows: list[Row], comparisons: list[Comparison]) -> list[str]:
@@ -345,29 +327,26 @@ def memory_table(rows: list[Row], comparisons: list[Comparison]) -> list[str]:
     if not mine:
         return []
     status = {(c.case, c.subject): c for c in comparisons if c.group == "memory"}
-    title = "resident memory (fresh processes)"
-    width = max([len(r.case) for r in mine] + [len(title)]) + 2
-    head = ("runs", "RSS MiB", "growth max", "median", "us/launch")
-    lines = [title.ljust(width) + "implementation".ljust(18) + "".join(h.rjust(11) for h in head)]
-    lines[0] += "target".rjust(CELL + 4)
-    lines.append("-" * len(lines[0]))
+    headers = ("implementation", "runs", "RSS MiB", "growth max", "median", "us/launch", "target")
+    body = []
     for r in mine:
-        line = r.case.ljust(width) + r.impl.ljust(18)
         if r.skipped:
-            lines.append(line + "SKIPPED".rjust(11))
+            body.append((r.case, [r.impl, "SKIPPED"] + [""] * (len(headers) - 2)))
             continue
         p = r.params
-        cells = (
+        c = status.get((r.case, r.impl))
+        mark = f"{c.target} MiB {c.status}" if c is not None and c.target else "info"
+        cells = [
+            r.impl,
             str(p["runs"]),
             f"{p['before_mib']:.0f}",
             f"{r.value:.2f}",
             f"{p['growth_mib_median']:.2f}",
             f"{p['us_per_launch']:.1f}",
-        )
-        c = status.get((r.case, r.impl))
-        mark = f"{c.target} MiB {c.status}" if c is not None and c.target else "info"
-        lines.append(line + "".join(x.rjust(11) for x in cells) + mark.rjust(CELL + 4))
-    return lines + _notes(mine)
+            mark,
+        ]
+        body.append((r.case, cells))
+    return table("resident memory (fresh processes)", headers, body, left=(0,)) + _notes(mine)
 
 
 def summary(comparisons: list[Comparison]) -> list[str]:
@@ -375,6 +354,7 @@ def summary(comparisons: list[Comparison]) -> list[str]:
     targeted = [c for c in comparisons if c.target]
     count = {s: sum(c.status == s for c in targeted) for s in (OK, MISSED, SKIPPED)}
     lines = [f"targets: {count[OK]} ok, {count[MISSED]} MISSED, {count[SKIPPED]} SKIPPED"]
+    texts = []
     for c in targeted:
         if c.status == MISSED:
             extra = f" [{c.note}]" if c.note else ""
@@ -384,17 +364,17 @@ def summary(comparisons: list[Comparison]) -> list[str]:
                 unit = c.params.get("unit", "")
                 what = f"{c.subject} = {c.ratio:.2f} {unit} (target {c.target} {unit})"
             where = c.case.strip() + (" (device time)" if c.group == DEVICE_GROUP else "")
-            lines.append(f"  MISSED  {where}: {what}{extra}")
+            texts.append(f"MISSED  {where}: {what}{extra}")
     skipped = {c.note for c in targeted if c.status == SKIPPED}
-    lines += [f"  SKIPPED {note.removeprefix('SKIPPED: ')}" for note in sorted(skipped)]
-    return lines
+    texts += [f"SKIPPED {note.removeprefix('SKIPPED: ')}" for note in sorted(skipped)]
+    return lines + notes(texts)
 
 
 def render(
     rows: list[Row], comparisons: list[Comparison], machine: dict, mode: str, cache_bytes: int
 ) -> str:
     """The whole terminal report."""
-    parts = [
+    head = [
         f"dpex_kernels benchmarks ({mode} mode) on {machine['cpu']}, {machine['cores']} cores",
         f"device: {machine['device']}",
         f"load average (1 min) at start {machine.get('load_average_start')}, at end "
@@ -404,14 +384,15 @@ def render(
     ]
     if machine.get("numba_dpex"):
         v = machine["numba_dpex"]
-        parts.append(
+        head.append(
             f"numba-dpex rows: its own venv and process (not interleaved with the others): "
             f"numba-dpex {v.get('numba-dpex')}, numba {v.get('numba')}, dpctl {v.get('dpctl')}, "
             f"dpnp {v.get('dpnp')}, intel-opencl-rt {v.get('intel-opencl-rt')} "
             f"(driver {v.get('driver')})"
         )
+    parts = prose(head)
     if any(r.group == "launch" for r in rows):
-        parts += ["", *launch_table(rows, comparisons), LAUNCH_LEGEND]
+        parts += ["", *launch_table(rows, comparisons), *notes(LAUNCH_LEGEND)]
         parts += ["", *pending_table(rows)]
         moves = backlog_table(rows, comparisons)
         parts += ["", *moves] if moves else []
@@ -431,12 +412,13 @@ def render(
         parts += ["", *work_group_table(rows, comparisons)]
     if any(r.group == OFFLOAD_GROUP for r in rows):
         parts += ["", *offload_table(rows, comparisons)]
-    parts += [
-        f"  * working set >= {CACHE_FACTOR} x last-level cache ({cache_bytes / 2**20:.0f} MiB):"
-        " targets apply (dk/dpnp on wall clock; dk/OpenCL C on device time)",
-        "",
-        *summary(comparisons),
-    ]
+    parts += notes(
+        [
+            f"* working set >= {CACHE_FACTOR} x last-level cache ({cache_bytes / 2**20:.0f} MiB):"
+            " targets apply (dk/dpnp on wall clock; dk/OpenCL C on device time)"
+        ]
+    )
+    parts += ["", *summary(comparisons)]
     return "\n".join(parts)
 
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
+from . import progress
+from .table import notes, table
 from .timing import Stats
 
 OK, MISSED, INFO, SKIPPED = "ok", "MISSED", "info", "SKIPPED"
@@ -59,6 +61,7 @@ class Comparison:
 def time_row(group: str, case: str, impl: str, stats: Stats, unit: str, **params) -> Row:
     """A row whose value is a median time, converted to `unit` (us or ms)."""
     scale = {"us": 1e6, "ms": 1e3, "s": 1.0}[unit]
+    progress.measured(group, case, impl)
     return Row(
         group,
         case,
@@ -73,6 +76,7 @@ def time_row(group: str, case: str, impl: str, stats: Stats, unit: str, **params
 
 def bandwidth_row(group: str, case: str, impl: str, stats: Stats, nbytes: int, **params) -> Row:
     """A row whose value is GB/s moved at the median time."""
+    progress.measured(group, case, impl)
     return Row(
         group,
         case,
@@ -87,6 +91,7 @@ def bandwidth_row(group: str, case: str, impl: str, stats: Stats, nbytes: int, *
 
 def skipped_row(group: str, case: str, impl: str, unit: str, reason: str, **params) -> Row:
     """A row for an implementation that could not run here, and why."""
+    progress.measured(group, case, impl)
     return Row(group, case, impl, unit, None, None, [], dict(params), f"SKIPPED: {reason}")
 
 
@@ -118,17 +123,13 @@ def peer_comparison(
     )
 
 
-def peer_table(
-    group: str, title: str, subject: str, widths: tuple[int, int], rows: list, comparisons: list
-) -> list[str]:
+def peer_table(group: str, title: str, subject: str, rows: list, comparisons: list) -> list[str]:
     """case | subject median | peer median | ratio | target, a line per comparison of `group`
-    (`widths`: of the case and the peer columns; a comparison without a peer is in seconds)."""
+    (a comparison without a peer is in seconds), then the comparisons' notes."""
     mine = {(r.case, r.impl): r for r in rows if r.group == group}
     if not mine:
         return []
-    case_w, peer_w = widths
-    head = f"{title:{case_w}}{subject:>16}{'peer':>{peer_w}}{'ratio':>9}   target"
-    lines = [head, "-" * (len(head) + 12)]
+    body, texts = [], []
 
     def cell(row: Row | None) -> str:
         if row is None or row.skipped:
@@ -143,10 +144,11 @@ def peer_table(
             ratio = f"{c.ratio:.2f} s"
         mark = {OK: "ok", MISSED: "MISSED"}.get(c.status, c.status)
         target = f"{c.target} {mark}" if c.target else "info"
-        lines.append(f"{c.case:{case_w}}{cell(s):>16}{peer:>{peer_w}}{ratio:>9}   {target}")
+        body.append((c.case, [cell(s), peer, ratio, target]))
         if c.note:
-            lines.append(f"    {c.note}")
-    return lines
+            texts.append(f"{c.case}: {c.note}")
+    lines = table(title, [subject, "peer", "ratio", "target"], body, left=(3,))
+    return lines + notes(texts)
 
 
 # Implementation names, used as table columns and JSON values.

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
 
-from . import device  # first: imports dpex_kernels, which sets up the OpenCL ICD loader
+from . import device, progress  # first: imports dpex_kernels, which sets up the OpenCL ICD loader
 from .cases.bandwidth import Implementations, run_bandwidth
 from .cases.compile import run_first_compile, run_warm_compile
 from .cases.device_time import Profiled, run_device_time
@@ -55,10 +55,6 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--numba-dpex", metavar="VENV", help="also run numba-dpex from this venv")
     p.add_argument("--only", metavar="GROUPS", help=f"comma-separated subset of {','.join(GROUPS)}")
     return p.parse_args(argv)
-
-
-def _progress(text: str, started: float) -> None:
-    print(f"[{time.perf_counter() - started:6.1f} s] {text}", file=sys.stderr, flush=True)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -114,14 +110,16 @@ def main(argv: list[str] | None = None) -> int:
         "offload": lambda: run_offload(cfg),
     }
     rows: list[Row] = []
+    shown = progress.start(len(groups))  # per group, and per case from the row constructors
     for group in groups:
-        _progress(f"{group} ...", started)
+        shown.show(group)
         try:
             rows += jobs[group]()
         except Exception as exc:  # report it and go on: one broken case must not hide the rest
             traceback.print_exc()
             rows.append(skipped_row(group, group, "suite", "-", f"failed: {exc}"))
-    _progress("done", started)
+        shown.advance()
+    progress.stop()
 
     comparisons = all_comparisons(rows, cache_bytes)
     machine["load_average_start"], machine["load_average_end"] = load_start, load_average()

@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from .. import device
+from .. import device, progress
 from ..compare import MEMORY_TARGET_LAUNCHES
 from ..config import Config
 from ..results import EAGER, RAW, Row, skipped_row
@@ -77,6 +77,7 @@ def run_memory(cfg: Config) -> list[Row]:
             us_per_launch=statistics.median(r["seconds"] for r in runs) / cfg.memory_launches * 1e6,
         )
         note = "" if all(r["right"] for r in runs) else "WRONG result"
+        progress.measured("memory", case, impl)
         rows.append(Row("memory", case, impl, "MiB", max(growth), None, [], params, note))
     return rows + run_churn(cfg)
 
@@ -110,5 +111,6 @@ def run_churn(cfg: Config) -> list[Row]:
             kib_per_item=growth * 1024 / count,
         )
         note = f"{growth * 1024 / count:.0f} KiB per item" + ("" if run["right"] else ", WRONG")
+        progress.measured("memory", label, impl)
         rows.append(Row("memory", label, impl, "MiB", growth, None, [], params, note))
     return rows

@@ -33,6 +33,7 @@ from dpex_kernels.offloading.kernels import STREAM_CHUNK
 from .. import device, kernels
 from ..config import Config
 from ..results import Comparison, Row, peer_comparison, peer_table, skipped_row, time_row
+from ..table import notes
 from ..timing import alternate, own_turns, summarise, wall_clock
 
 GROUP = "offload"
@@ -324,12 +325,13 @@ def offload_comparisons(rows: list[Row]) -> list[Comparison]:
 def offload_table(rows: list[Row], comparisons: list[Comparison]) -> list[str]:
     """case | dk.offload median | peer median | ratio | target, one line per comparison."""
     title = "offload (ms, median ± IQR)"
-    lines = peer_table(GROUP, title, "dk.offload", (26, 32), rows, comparisons)
+    lines = peer_table(GROUP, title, "dk.offload", rows, comparisons)
     if not lines:
         return []
-    lines.append(
-        "  ratios: peer time / dk.offload time (higher is better), compile: dk.offload / dk "
-        "kernel (lower is better); 'device': the loop's kernel and the explicit one launched "
-        "directly, profiling events; 'wall' and 'host': the call and a queue wait"
+    return lines + notes(
+        [
+            "ratios: peer time / dk.offload time (higher is better), compile: dk.offload / dk "
+            "kernel (lower is better); 'device': the loop's kernel and the explicit one launched "
+            "directly, profiling events; 'wall' and 'host': the call and a queue wait"
+        ]
     )
-    return lines

@@ -41,6 +41,7 @@ from ..results import (
     skipped_row,
     time_row,
 )
+from ..table import notes
 from ..timing import alternate, own_turns, summarise, wall_clock
 
 GROUP = "work-group"
@@ -561,15 +562,16 @@ def work_group_comparisons(rows: list[Row]) -> list[Comparison]:
 def work_group_table(rows: list[Row], comparisons: list[Comparison]) -> list[str]:
     """case | dk median | peer median | ratio | target, one line per comparison."""
     title = "work-group (ms, median ± IQR)"
-    lines = peer_table(GROUP, title, "dk", (34, 35), rows, comparisons)
+    lines = peer_table(GROUP, title, "dk", rows, comparisons)
     if not lines:
         return []
-    lines.append(
-        "  ratios: peer time / dk time (higher is better), compile: dk / peer (lower is better);"
-        " device time against OpenCL C, wall clock against dpnp and scikit-learn;"
-        " 'same memory': the OpenCL C reads dk's input array, not a buffer of its own"
+    return lines + notes(
+        [
+            "ratios: peer time / dk time (higher is better), compile: dk / peer (lower is "
+            "better); device time against OpenCL C, wall clock against dpnp and scikit-learn;"
+            " 'same memory': the OpenCL C reads dk's input array, not a buffer of its own"
+        ]
     )
-    return lines
 
 
 def plot_panel(ax, comparisons: list[Comparison]) -> None:

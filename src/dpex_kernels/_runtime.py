@@ -19,7 +19,7 @@ _INSTALL_HINT = (
 )
 
 
-def _icd_registered(library: Path) -> bool:
+def icd_registered(library: Path) -> bool:
     """Whether a vendor file the ICD loader reads already names an existing runtime library."""
     for folder in (Path(sys.prefix) / "etc/OpenCL/vendors", Path("/etc/OpenCL/vendors")):
         for icd in folder.glob("*.icd") if folder.is_dir() else ():
@@ -41,13 +41,15 @@ def bootstrap_opencl_icd() -> str | None:
     if any(name in os.environ for name in _ICD_VARIABLES):
         return None
     library = Path(sys.prefix) / "lib" / "libintelocl.so"
-    if not library.exists() or _icd_registered(library):
+    if not library.exists() or icd_registered(library):
         return None
     os.environ["OCL_ICD_FILENAMES"] = str(library)
     return str(library)
 
 
-bootstrap_opencl_icd()
+#: The path the bootstrap set OCL_ICD_FILENAMES to in this process, or None: what the
+#: environment itself holds (python -m dpex_kernels env reports it).
+BOOTSTRAPPED = bootstrap_opencl_icd()
 
 import dpctl  # noqa: E402  (must come after the bootstrap)
 

@@ -24,6 +24,7 @@ import dpctl.program as dpctl_program
 
 from . import program_binaries
 from ._runtime import default_device, device_by_canonical_name, device_label
+from .build_log import build_log
 from .errors import DeviceNotFoundError, KernelCompileError
 from .program_binaries import SYCL_INTERFACE_LIBRARY, release_leaked_references
 
@@ -256,10 +257,11 @@ def _build(spirv: bytes, symbol: str, queue, aspects, keep_binary) -> dpctl_prog
     try:
         program = dpctl_program.create_program_from_spirv(queue, spirv)
         kernel = program.get_sycl_kernel(symbol)
-    except Exception as exc:
+    except Exception as exc:  # dpctl's message is empty: the runtime's own log says why
         raise KernelCompileError(
             f"the SYCL runtime could not build kernel '{symbol}' for "
-            f"{device_label(device)} ({device.name}): {exc or type(exc).__name__}"
+            f"{device_label(device)} ({device.name}): {str(exc) or type(exc).__name__}\n"
+            f"{build_log(spirv, device)}"
         ) from exc
     if device.backend == dpctl.backend_type.opencl:  # while `program` holds the cl_program
         release_leaked_references(kernel)

@@ -113,10 +113,12 @@ def _capabilities(lib, device) -> frozenset[str]:
     return frozenset(found)
 
 
-def _opencl_capabilities(device: dpctl.SyclDevice) -> frozenset[str]:
+def opencl_devices(device: dpctl.SyclDevice) -> tuple[ctypes.CDLL | None, list[ctypes.c_void_p]]:
+    """The OpenCL ICD loader and the cl_device_ids that are `device` (same platform, name,
+    vendor and driver): how OpenCL is asked what dpctl does not tell. (None, []) without one."""
     lib = _opencl()
     if lib is None:
-        return frozenset()
+        return None, []
     wanted = (device.sycl_platform.name, device.name, device.vendor, device.driver_version)
     matches = []
     for platform in _handles(lib, lib.clGetPlatformIDs):
@@ -130,7 +132,13 @@ def _opencl_capabilities(device: dpctl.SyclDevice) -> frozenset[str]:
                 _text(getter, handle, _CL_DRIVER_VERSION),
             )
             if names == wanted:
-                matches.append(_capabilities(lib, handle))
+                matches.append(handle)
+    return lib, matches
+
+
+def _opencl_capabilities(device: dpctl.SyclDevice) -> frozenset[str]:
+    lib, handles = opencl_devices(device)
+    matches = [_capabilities(lib, handle) for handle in handles]
     # Several devices alike (two equal GPUs): what all of them can do.
     return frozenset.intersection(*matches) if matches else frozenset()
 
