@@ -8,7 +8,6 @@ build lives while a kernel holds it, and a little after.
 import ctypes
 import gc
 import json
-import shutil
 import subprocess
 import threading
 
@@ -19,6 +18,7 @@ from conftest_kernels import run_python
 
 import dpex_kernels as dk
 from dpex_kernels import device, program_binaries
+from dpex_kernels._spawn import tool
 from dpex_kernels.program_binaries import (
     CL_KERNEL_PROGRAM,
     CL_KERNEL_REFERENCE_COUNT,
@@ -137,10 +137,9 @@ def test_deleted_lazy_specialisations_do_not_keep_their_device_builds():
 
 def test_the_empty_warm_up_kernel_is_valid_spirv_and_builds(tmp_path):
     spirv = device._empty_kernel_spirv()
-    if spirv_val := shutil.which("spirv-val"):
-        path = tmp_path / "warm_up.spv"
-        path.write_bytes(spirv)
-        subprocess.run([spirv_val, str(path)], check=True)
+    path = tmp_path / "warm_up.spv"
+    path.write_bytes(spirv)
+    subprocess.run([tool("spirv-val"), str(path)], check=True)
     assert device._build_empty_program(dpnp.empty(1).sycl_device)
 
 

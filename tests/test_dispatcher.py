@@ -6,7 +6,6 @@ import dataclasses
 import gc
 import os
 import re
-import shutil
 import subprocess
 import sys
 import threading
@@ -153,7 +152,6 @@ assert numba.threading_layer() == "tbb", numba.threading_layer()
 """
 
 
-@pytest.mark.skipif(shutil.which("spirv-dis") is None, reason="spirv-dis is not installed")
 def test_inspection_right_after_a_parallel_loop_prints_nothing(tmp_path):
     """spirv-dis runs in a spawned child: a fork() with Numba's TBB pool busy made Numba print
     "Unable to join threads to shut down before fork()" for every inspection."""

@@ -1,15 +1,17 @@
 """dpex_kernels: explicit SYCL-style kernels in Python, compiled to SPIR-V, launched with dpctl.
 
 Importing the package loads dpctl (after the OpenCL ICD bootstrap) but not Numba: the
-compiler loads on first use of a name that needs it, and the AOT runtime never does.
+compiler loads on first use of a name that needs it, and the AOT runtime never does. The public
+names are listed once, in __init__.pyi, which editors and type checkers read too.
 """
+
+import lazy_loader
 
 from . import (
     _runtime,  # noqa: F401  (first: the OpenCL ICD bootstrap must precede dpctl)
-    types,
+    types,  # noqa: F401
 )
-from ._lazy import lazy_attributes
-from .errors import (
+from .errors import (  # noqa: F401  (numba-free, and raised by the launch path)
     DeviceNotFoundError,
     ExecutionQueueError,
     InvalidRangeError,
@@ -18,107 +20,8 @@ from .errors import (
     KernelRaceError,
     KernelSignatureError,
 )
-from .types.ranges import NdRange, Range
+from .types.ranges import NdRange, Range  # noqa: F401  (numba-free, used at every launch)
 
 __version__ = "0.2.0"
 
-_KERNEL_API = [
-    "get_global_id",
-    "get_global_size",
-    "get_group_id",
-    "get_local_id",
-    "get_local_size",
-    "get_num_groups",
-    "get_work_dim",
-]
-# The types package's own lazy names (scalars, usm_array, typeof) are re-exported as they are.
-_TYPES = [name for name in types.__all__ if name not in ("ArraySpec", "NdRange", "Range")]
-
-_WORK_GROUP = [
-    "local_accessor",
-    "AtomicRef",
-    "atomic_fence",
-    "group_barrier",
-    "group_broadcast",
-    "reduce_over_group",
-    "inclusive_scan_over_group",
-    "exclusive_scan_over_group",
-    "any_of_group",
-    "all_of_group",
-    "none_of_group",
-    "shift_group_left",
-    "shift_group_right",
-    "permute_group_by_xor",
-    "select_from_group",
-    "barrier",
-    "LOCAL_MEM_FENCE",
-    "GLOBAL_MEM_FENCE",
-    "local",
-    "private",
-    "atomic",
-    "sub_group",
-]
-
-#: The kernel language's objects that exist outside kernels (numba-free).
-_KERNEL_OBJECTS = [
-    "AddressSpace",
-    "GroupOperation",
-    "LocalAccessor",
-    "MemoryOrder",
-    "MemoryScope",
-    "bit_and",
-    "bit_or",
-    "bit_xor",
-    "logical_and",
-    "logical_or",
-    "maximum",
-    "minimum",
-    "multiplies",
-    "plus",
-]
-
-__getattr__, __dir__ = lazy_attributes(
-    __name__,
-    {
-        **dict.fromkeys(_KERNEL_API, ".compiler.kernel_api"),
-        **dict.fromkeys(_TYPES, ".types"),
-        "DeviceFunction": ".compiler.functions",
-        "func": ".compiler.functions",
-        "CompiledKernel": ".dispatcher.compiled",
-        "JitKernel": ".dispatcher.jit_kernel",
-        "raw_launch": ".dispatcher.njit_launch",
-        "raw_wait": ".dispatcher.njit_launch",
-        "kernel": ".dispatcher.jit_kernel",
-        "offload": ".offloading",
-        "OffloadFallbackWarning": ".offloading",
-        "aot": None,
-        **dict.fromkeys(_KERNEL_OBJECTS, ".types.kernel_objects"),
-        **dict.fromkeys(_WORK_GROUP, ".compiler.kernel_api"),
-    },
-)
-
-__all__ = [
-    "CompiledKernel",
-    "aot",
-    "DeviceFunction",
-    "DeviceNotFoundError",
-    "ExecutionQueueError",
-    "InvalidRangeError",
-    "JitKernel",
-    "KernelBoundsError",
-    "KernelCompileError",
-    "KernelRaceError",
-    "KernelSignatureError",
-    "NdRange",
-    "Range",
-    "func",
-    "kernel",
-    "offload",
-    "OffloadFallbackWarning",
-    "raw_launch",
-    "raw_wait",
-    *_KERNEL_API,
-    *_TYPES,
-    *_WORK_GROUP,
-    *_KERNEL_OBJECTS,
-]
+__getattr__, __dir__, __all__ = lazy_loader.attach_stub(__name__, __file__)

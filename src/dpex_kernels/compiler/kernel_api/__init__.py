@@ -6,9 +6,15 @@ they raise. Importing this package registers every feature with `typing_registry
 all share; nothing here imports the target.
 """
 
-from . import items, printing  # noqa: F401  (register item methods and print())
+from . import (  # noqa: F401  (register item methods and print())  # the namespaces dk.atomic, dk.local, ...
+    atomic,
+    items,
+    local,
+    printing,
+    private,
+    sub_group,
+)
 from .atomic_ref import AtomicRef, atomic_fence, group_barrier
-from .atomics import atomic
 from .barriers import GLOBAL_MEM_FENCE, LOCAL_MEM_FENCE, barrier
 from .groups import (
     all_of_group,
@@ -34,9 +40,8 @@ from .index_space import (
     get_work_dim,
     index_definitions,
 )
-from .memory import LocalArrayType, local, local_accessor, private
+from .memory import LocalArrayType, local_accessor
 from .registry import lowering_registry, typing_registry
-from .sub_groups import sub_group
 
 __all__ = [
     "AtomicRef",

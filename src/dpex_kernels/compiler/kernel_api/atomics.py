@@ -15,7 +15,7 @@ from numba.core import cgutils
 from numba.core import types as nbtypes
 from numba.core.typing.templates import AbstractTemplate, signature
 
-from .registry import call_builtin, host_stub, lowering_registry, namespace, typing_registry
+from .registry import call_builtin, host_stub, lowering_registry, typing_registry
 from .spirv import GLOBAL, LOCAL, SCOPE_CROSS_DEVICE, TYPE_CODES
 
 _I32 = ir.IntType(32)
@@ -267,15 +267,3 @@ def _lowercompare_exchange(context, builder, sig, args):
     arr_type, idx_type, dtype, _ = sig.args
     pointer = element_pointer(context, builder, arr_type, args[0], idx_type, args[1])
     return compare_exchange(builder, pointer, args[2], args[3], dtype)
-
-
-atomic = namespace(
-    "atomic",
-    "Atomic read-modify-write on global and local arrays (relaxed ordering).",
-    add=atomic_add,
-    sub=atomic_sub,
-    min=atomic_min,
-    max=atomic_max,
-    exchange=atomic_exchange,
-    compare_exchange=atomic_compare_exchange,
-)

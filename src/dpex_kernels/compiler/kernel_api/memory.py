@@ -12,7 +12,7 @@ from numba.np import numpy_support
 
 from ...types.spec import LocalAccessorSpec
 from ...types.usm_array_type import scalar_type
-from .registry import host_stub, lowering_registry, namespace, typing_registry
+from .registry import host_stub, lowering_registry, typing_registry
 from .spirv import LOCAL, PRIVATE
 
 
@@ -172,6 +172,3 @@ private_array = _array_allocator(
     _place_private,
 )
 assert PRIVATE == 0  # private arrays are Numba's own arrays: address space 0 is private
-
-local = namespace("local", "Work-group local memory.", array=local_array)
-private = namespace("private", "Per-work-item private memory.", array=private_array)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import threading
-import types as pytypes
 
 import numpy as np
 from llvmlite import ir
@@ -74,11 +73,3 @@ def call_builtin(builder, name: str, return_type, arg_types, args, convergent: b
     if convergent:
         function.attributes.add("convergent")
     return builder.call(function, args, cconv="spir_func")
-
-
-def namespace(name: str, doc: str, **members) -> pytypes.ModuleType:
-    """A public namespace such as dk.atomic: a module object holding stubs."""
-    module = pytypes.ModuleType(f"dpex_kernels.{name}", doc)
-    for attribute, value in members.items():
-        setattr(module, attribute, value)
-    return module

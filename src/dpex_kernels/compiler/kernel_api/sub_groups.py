@@ -8,7 +8,7 @@ from numba.core.typing.templates import AbstractTemplate, signature
 
 from .barriers import barrier_function
 from .index_space import sub_group_size
-from .registry import call_builtin, host_stub, lowering_registry, namespace, typing_registry
+from .registry import call_builtin, host_stub, lowering_registry, typing_registry
 from .spirv import TYPE_CODES
 
 _I32 = ir.IntType(32)
@@ -117,16 +117,4 @@ sub_group_barrier = barrier_function(
     "dk.sub_group.barrier",
     "_Z17sub_group_barrierj",
     "In a kernel: wait for the sub-group.",
-)
-
-
-sub_group = namespace(
-    "sub_group",
-    "Sub-group queries and collectives.",
-    get_local_id=sub_group_get_local_id,
-    get_size=sub_group_get_size,
-    reduce_add=sub_group_reduce_add,
-    shuffle=sub_group_shuffle,
-    broadcast=sub_group_broadcast,
-    barrier=sub_group_barrier,
 )

@@ -1,0 +1,2 @@
+from . import runtime as runtime
+from .bundle import build as build

@@ -1,0 +1,23 @@
+# The names of dpex_kernels.types, imported lazily by __init__.py (lazy_loader.attach_stub).
+from .inference import typeof as typeof
+from .ranges import NdRange as NdRange
+from .ranges import Range as Range
+from .scalars import boolean as boolean
+from .scalars import complex64 as complex64
+from .scalars import complex128 as complex128
+from .scalars import float32 as float32
+from .scalars import float64 as float64
+from .scalars import int8 as int8
+from .scalars import int16 as int16
+from .scalars import int32 as int32
+from .scalars import int64 as int64
+from .scalars import intp as intp
+from .scalars import uint8 as uint8
+from .scalars import uint16 as uint16
+from .scalars import uint32 as uint32
+from .scalars import uint64 as uint64
+from .scalars import uintp as uintp
+from .scalars import void as void
+from .spec import ArraySpec as ArraySpec
+from .usm_array_type import USMArrayType as USMArrayType
+from .usm_array_type import usm_array as usm_array
