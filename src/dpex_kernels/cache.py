@@ -174,13 +174,19 @@ def _artifact_of(key: str, data: bytes, builder: Builder) -> KernelArtifact:
     def text(name: str) -> str:
         return files.checked_file(archive.read, name, checksums.get(name)).decode()
 
-    return files.read(
+    artifact = files.read(
         entry.get("definition"),
         archive.read,
         linked_ir=text("linked.ll"),
         type_annotation=text("types.txt"),
         builder=_checked_builder(_path(key), builder),
+        binaries=True,
     )
+    # The key hashes the target it was written for; the description must name that one, a
+    # device of this machine (DeviceNotFoundError, a ValueError, for any other).
+    if Target.of(artifact.target.device) != artifact.target:
+        raise files.CorruptArtifacts("the entry's target is not its device's")
+    return artifact
 
 
 def load(key: str, builder: Builder) -> KernelArtifact | None:

@@ -25,6 +25,7 @@ import hashlib
 import os
 import re
 import shutil
+import stat
 import tempfile
 import warnings
 from pathlib import Path
@@ -241,6 +242,17 @@ def _read_checked(path: Path) -> bytes | None:
         return None
     binary = data[header:]
     return binary if hashlib.sha256(binary).digest() == data[len(MAGIC) : header] else None
+
+
+def kept(spirv: bytes, symbol: str, device: dpctl.SyclDevice) -> bool:
+    """Whether load() would find a binary for `symbol` of `spirv` on `device` (it may still
+    refuse it): one exists only for a module the runtime has built before."""
+    if native_api() is None or not _enabled(device):
+        return False
+    try:
+        return stat.S_ISREG(os.lstat(binary_path(spirv, symbol, device)).st_mode)
+    except OSError:
+        return False
 
 
 def _opencl_queue(api: NativeAPI, queue: dpctl.SyclQueue) -> tuple[int, int]:

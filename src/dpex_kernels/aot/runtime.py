@@ -104,7 +104,7 @@ def _kernel(archive: Archive, entry: dict, cache: bool) -> BundledKernel:
         if not isinstance(signature, str) or signature in kernel.definitions:
             raise CorruptArtifacts(f"kernel '{name}': a signature {shown(signature)} is no text")
         try:
-            artifact = read(definition, archive.read)
+            artifact = read(definition, archive.read, binaries=cache)
         except CorruptArtifacts as exc:
             raise CorruptArtifacts(f"kernel '{name}' {signature}: {exc}") from None
         if artifact.name != name or len(artifact.params) != len(params):

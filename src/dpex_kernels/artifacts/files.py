@@ -21,6 +21,8 @@ import zipfile
 from collections.abc import Callable
 from dataclasses import MISSING, asdict, fields
 
+from .. import program_binaries
+from .._runtime import device_by_canonical_name
 from ..errors import BOUNDS_MARK
 from ..types.params import POINTER, kernel_slots
 from ..types.spec import FIELDS, LAYOUTS, MAX_NDIM, SCALAR_NAMES, USM_TYPES, ArraySpec
@@ -222,11 +224,12 @@ def checked_file(get: Callable[[str], bytes], name: object, sha256: object) -> b
     return data
 
 
-def check_code(artifact: KernelArtifact, spirv: bytes) -> CodeFacts:
+def check_code(artifact: KernelArtifact, spirv: bytes, tools: bool = True) -> CodeFacts:
     """The facts of `spirv` if it is a valid module of `artifact`'s kernel: an entry point of
     its symbol taking the arguments its parameters flatten into (types/params.py; a debug
-    kernel's error record last), passing SPIRV-Tools' validator where that is installed.
-    CorruptArtifacts saying what is wrong otherwise: nothing else may reach the runtime."""
+    kernel's error record last), and with `tools` passing SPIRV-Tools' validator where that
+    is installed. CorruptArtifacts saying what is wrong otherwise: nothing else may reach the
+    runtime."""
     if len(spirv) > MAX_SPIRV_BYTES:
         raise CorruptArtifacts(f"its SPIR-V is larger than {MAX_SPIRV_BYTES} bytes")
     kinds = [slot.kind for slot in kernel_slots(artifact.params)]
@@ -236,10 +239,20 @@ def check_code(artifact: KernelArtifact, spirv: bytes) -> CodeFacts:
         facts = check_kernel(spirv, artifact.symbol, kinds, artifact.options.sub_group_size)
     except ValueError as exc:
         raise CorruptArtifacts(f"its SPIR-V is refused: {exc}") from None
-    refusal = spirv_tools.validate(spirv)
+    refusal = spirv_tools.validate(spirv) if tools else None
     if refusal is not None:
         raise CorruptArtifacts(f"its SPIR-V is refused by SPIRV-Tools' validator: {refusal}")
     return facts
+
+
+def _built_before(artifact: KernelArtifact, spirv: bytes) -> bool:
+    """Whether a device binary is kept for this module: the runtime built it before (after
+    SPIRV-Tools passed it), and will load that binary rather than see the module again."""
+    try:
+        device = device_by_canonical_name(artifact.target.device)
+    except ValueError:  # no such device here: whoever runs the module builds it
+        return False
+    return program_binaries.kept(spirv, artifact.symbol, device)
 
 
 def _exception(code: object, entry: object) -> tuple[int, tuple]:
@@ -333,10 +346,14 @@ def read(
     linked_ir: str | None = None,
     type_annotation: str = "",
     builder: Builder | None = None,
+    binaries: bool = False,
 ) -> KernelArtifact:
     """The artifact a description written by describe() stands for, each file checked against
     its checksum and each module against the description (check_code); with `linked_ir` and a
-    `builder` it can make more variants. Raises CorruptArtifacts for anything else."""
+    `builder` it can make more variants. Raises CorruptArtifacts for anything else.
+
+    SPIRV-Tools' validator (50 us to 1 ms a module) runs on each module, but, where
+    `binaries` are kept and loaded (cache=True), on one the runtime has built before."""
     artifact = _artifact(
         description, linked_ir=linked_ir, type_annotation=type_annotation, builder=builder
     )
@@ -349,7 +366,8 @@ def read(
         spirv = checked_file(get, variant["spirv"], variant["spirv_sha256"])
         llvm_ir = checked_file(get, variant["llvm"], variant["llvm_sha256"])
         try:
-            facts = check_code(artifact, spirv)
+            tools = not (binaries and _built_before(artifact, spirv))
+            facts = check_code(artifact, spirv, tools)
             llvm_text = llvm_ir.decode()
         except (CorruptArtifacts, UnicodeDecodeError) as exc:
             raise CorruptArtifacts(f"{variant['spirv']}: {exc}") from None

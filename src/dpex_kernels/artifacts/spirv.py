@@ -24,6 +24,7 @@ HEADER_WORDS = 5
 MAX_VERSION = 0x00010600
 MAX_ID_BOUND = 0x3FFFFF
 
+OP_NAME = 5
 OP_CAPABILITY = 17
 OP_ENTRY_POINT = 15
 OP_EXECUTION_MODE = 16
@@ -39,16 +40,20 @@ OP_FUNCTION = 54
 OP_FUNCTION_PARAMETER = 55
 OP_FUNCTION_END = 56
 OP_VARIABLE = 59
+OP_DECORATE = 71
 OP_LABEL = 248
 
 EXECUTION_MODEL_KERNEL = 6
 MODE_SUBGROUP_SIZE = 35
+DECORATION_LINKAGE = 41
 STORAGE_WORKGROUP = 4
 STORAGE_CROSS_WORKGROUP = 5
 #: Capabilities that need a device aspect: Float16 -> fp16, Float64 -> fp64.
 _CAPABILITY_ASPECTS = {9: "fp16", 10: "fp64"}
 #: The fewest words of each instruction this reader looks into.
 _MIN_WORDS = {
+    OP_NAME: 3,
+    OP_DECORATE: 3,
     OP_CAPABILITY: 2,
     OP_ENTRY_POINT: 4,
     OP_EXECUTION_MODE: 3,
@@ -63,6 +68,8 @@ _MIN_WORDS = {
     OP_FUNCTION_PARAMETER: 3,
     OP_VARIABLE: 4,
 }
+#: What of a function's instructions this reader reads: its signature, blocks and end.
+_FUNCTION_STRUCTURE = frozenset((OP_FUNCTION, OP_FUNCTION_PARAMETER, OP_FUNCTION_END, OP_LABEL))
 _SIZE_CAP = 2**40  # type sizes stop growing here: a hostile module's nested arrays stay cheap
 
 #: The SPIR-V type of a kernel argument of each slot kind (types/params.py).
@@ -130,16 +137,41 @@ def _header(module: array) -> None:
         raise ValueError(f"its schema word is {schema}, not 0")
 
 
+def _literal(spirv: bytes, start: int, end: int) -> bytes:
+    """The bytes of the literal string in words `start` to `end` (exclusive), NUL included."""
+    literal = spirv[4 * start : 4 * end]
+    found = literal.find(b"\0")
+    return literal if found < 0 else literal[: found + 1]
+
+
 def _entry_point(spirv: bytes, start: int, count: int) -> str:
-    """The name of the OpEntryPoint at `start`: a literal string of NUL-terminated UTF-8."""
-    literal = spirv[4 * (start + 3) : 4 * (start + count)]
-    end = literal.find(b"\0")
-    if end < 0:
-        raise ValueError(f"the name of the entry point at word {start} has no end")
+    """The name of the OpEntryPoint at `start`: a literal string of UTF-8, NUL-terminated and
+    padded with NULs to a whole word, so that every reader reads the same name."""
+    literal = _literal(spirv, start + 3, start + count)
+    padded = spirv[4 * (start + 3) : 4 * (start + 3) + -(-len(literal) // 4) * 4]
+    if not literal.endswith(b"\0") or padded.rstrip(b"\0") != literal[:-1]:
+        raise ValueError(f"the name of the entry point at word {start} is not a padded string")
     try:
-        return literal[:end].decode()
+        return literal[:-1].decode()
     except UnicodeDecodeError:
         raise ValueError(f"the name of the entry point at word {start} is not UTF-8") from None
+
+
+def _names_agree(spirv: bytes, entries: dict[str, int], names: list, linkage: set) -> None:
+    """Every name the runtime may call a kernel by is its entry point's: the runtime names a
+    kernel's function by its OpName, and a name or linkage name that another id shares, or
+    that differs from the entry point's, leaves the runtime without the kernel (it crashed).
+    `names`: (target id, first word, end word) of each OpName."""
+    for name, function in entries.items():
+        text = name.encode() + b"\0"
+        padded = text + b"\0" * (-len(text) % 4)
+        if text in linkage:
+            raise ValueError(f"a linkage name is that of its kernel '{name[:80]}'")
+        for target, start, end in names:
+            if target == function and spirv[4 * start : 4 * end] != padded:
+                raise ValueError(f"its kernel '{name[:80]}' has another OpName")
+            if target != function and spirv.startswith(text, 4 * start):
+                raise ValueError(f"another id than its kernel has the OpName '{name[:80]}'")
 
 
 def read_module(spirv: bytes) -> Module:
@@ -160,10 +192,30 @@ def read_module(spirv: bytes) -> Module:
     constants: dict[int, int] = {}  # integer constant id -> value
     pointees: dict[int, int] = {}  # Workgroup pointer type id -> pointee type id
     local_memory = 0
-    for start, count, opcode in instructions(module):
+    names: list[tuple[int, int, int]] = []  # OpName: target id, its literal's words
+    linkage: set[bytes] = set()  # the names of LinkageAttributes decorations, NUL included
+    position, end = HEADER_WORDS, len(module)
+    while position < end:  # instructions(), inlined: this loop is most of a cache hit's check
+        start, count, opcode = position, module[position] >> 16, module[position] & 0xFFFF
+        if count == 0 or position + count > end:
+            raise ValueError(f"an instruction of {count} words at word {start} leaves the module")
+        position += count
+        if function is not None and opcode not in _FUNCTION_STRUCTURE:
+            continue  # the body's instructions: spirv_tools.py checks them where it can
         if count < _MIN_WORDS.get(opcode, 1):
             raise ValueError(f"the instruction at word {start} (opcode {opcode}) is too short")
-        if opcode == OP_FUNCTION:
+        if opcode == OP_LABEL:  # the commonest first
+            if function is None:
+                raise ValueError(f"a block begins outside a function at word {start}")
+            body = True
+        elif opcode == OP_NAME:
+            names.append((module[start + 1], start + 2, start + count))
+        elif opcode == OP_DECORATE and module[start + 2] == DECORATION_LINKAGE:
+            linkage.add(_literal(spirv, start + 3, start + count))
+        elif opcode == OP_CONSTANT and count >= 4:
+            value = module[start + 3] | (module[start + 4] << 32 if count > 4 else 0)
+            constants[module[start + 2]] = value
+        elif opcode == OP_FUNCTION:
             if function is not None:
                 raise ValueError(f"a function begins inside another at word {start}")
             function, returns, arguments, body = (
@@ -176,18 +228,12 @@ def read_module(spirv: bytes) -> Module:
             if function is None or body:
                 raise ValueError(f"a function parameter stands outside a signature at word {start}")
             arguments.append(types.get(module[start + 1], "another type"))
-        elif opcode == OP_LABEL:
-            if function is None:
-                raise ValueError(f"a block begins outside a function at word {start}")
-            body = True
         elif opcode == OP_FUNCTION_END:
             if function is None:
                 raise ValueError(f"a function ends that never began, at word {start}")
             if body:
                 defined[function] = (returns, tuple(arguments))
             function = None
-        elif function is not None:
-            continue  # the body's instructions: spirv_tools.py checks them where it can
         elif opcode == OP_ENTRY_POINT:
             name = _entry_point(spirv, start, count)
             if module[start + 1] != EXECUTION_MODEL_KERNEL:
@@ -223,13 +269,11 @@ def read_module(spirv: bytes) -> Module:
             )
             if storage == STORAGE_WORKGROUP:
                 pointees[module[start + 1]] = module[start + 3]
-        elif opcode == OP_CONSTANT and count >= 4:
-            value = module[start + 3] | (module[start + 4] << 32 if count > 4 else 0)
-            constants[module[start + 2]] = value
         elif opcode == OP_VARIABLE and module[start + 3] == STORAGE_WORKGROUP:
             local_memory += sizes.get(pointees.get(module[start + 1], -1), 0)
     if function is not None:
         raise ValueError("its last function has no end: the module is cut short")
+    _names_agree(spirv, entries, names, linkage)
     kernels = {}
     for name, function in entries.items():
         if function not in defined:
