@@ -464,7 +464,9 @@ def campaign(
                 result = runner.run(spec)
                 runner.report.add(spec, result)
                 if log is not None:
-                    log(f"#{index} {target} {spec['kind']}: {result['outcome']}")
+                    shown = result["outcome"] not in ("ok", "refused")
+                    detail = f" ({result.get('detail', '')[:300]})" if shown else ""
+                    log(f"#{index} {target} {spec['kind']}: {result['outcome']}{detail}")
                 index += 1
         finally:
             runner.close()

@@ -30,7 +30,7 @@ from . import spirv_tools
 from .kernel import NDIMS, Builder, CodeFacts, KernelArtifact
 from .options import CompileOptions
 from .spirv import check_kernel
-from .target import Target
+from .target import FILTER_STRING, Target
 
 #: How deep a JSON document read from a file may nest (a description nests 8 deep).
 MAX_JSON_DEPTH = 20
@@ -104,6 +104,7 @@ def _array_spec(data: dict) -> ArraySpec:
         and layout in LAYOUTS
         and usm_type in USM_TYPES
         and isinstance(device, str)
+        and FILTER_STRING.fullmatch(device)
         and all(
             type(data[name]) is type(field.default)
             for name, field in _ARRAY_FIELDS.items()
@@ -352,8 +353,8 @@ def read(
     its checksum and each module against the description (check_code); with `linked_ir` and a
     `builder` it can make more variants. Raises CorruptArtifacts for anything else.
 
-    SPIRV-Tools' validator (50 us to 1 ms a module) runs on each module, but, where
-    `binaries` are kept and loaded (cache=True), on one the runtime has built before."""
+    SPIRV-Tools' validator (50 us to 1 ms a module) runs on each module but, where device
+    `binaries` are kept and loaded (cache=True), not on one the runtime has built before."""
     artifact = _artifact(
         description, linked_ir=linked_ir, type_annotation=type_annotation, builder=builder
     )

@@ -17,7 +17,7 @@ from ..float_atomics import native_float_atomics
 #: The platform name of Intel's OpenCL runtimes (CPU and GPU).
 INTEL_OPENCL = "Intel(R) OpenCL"
 #: A canonical filter string: backend, device type, number ("opencl:cpu:0").
-_FILTER_STRING = re.compile(r"[a-z_]{1,32}:[a-z_]{1,32}:[0-9]{1,4}")
+FILTER_STRING = re.compile(r"[a-z_]{1,32}:[a-z_]{1,32}:[0-9]{1,4}")
 
 
 @dataclass(frozen=True)
@@ -65,7 +65,7 @@ class Target:
             or not all(isinstance(item, str) for item in data["float_atomics"])
         ):
             raise ValueError("a target must be an object of the fields Target.to_json() writes")
-        if not _FILTER_STRING.fullmatch(data["device"]):
+        if not FILTER_STRING.fullmatch(data["device"]):
             raise ValueError(f"a target's device must be a filter string: {data['device']!r:.80}")
         return cls(
             **{name: data[name] for name in texts}, float_atomics=frozenset(data["float_atomics"])
