@@ -237,7 +237,7 @@ def check_code(artifact: KernelArtifact, spirv: bytes, tools: bool = True) -> Co
     if artifact.error_flag:
         kinds.append(POINTER)
     try:
-        facts = check_kernel(spirv, artifact.symbol, kinds, artifact.options.sub_group_size)
+        facts = check_kernel(spirv, artifact.symbol, kinds, artifact.options.code_sub_group_size)
     except ValueError as exc:
         raise CorruptArtifacts(f"its SPIR-V is refused: {exc}") from None
     refusal = spirv_tools.validate(spirv) if tools else None
