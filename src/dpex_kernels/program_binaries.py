@@ -211,7 +211,8 @@ _warned: set[str] = set()
 def untrusted_directory() -> Path | None:
     """The cache directory or its binaries/ when others than this user could change what they
     hold (file_checks.directory_problem), else None; says so once per directory and process."""
-    for directory, follow in ((cache_dir(), True), (cache_dir() / "binaries", False)):
+    root = cache_dir()
+    for directory, follow in ((root, True), (root / "binaries", False)):
         problem = directory_problem(directory, follow_symlinks=follow)
         if problem is None:
             continue
