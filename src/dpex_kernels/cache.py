@@ -8,7 +8,8 @@ unpickled or imported from the cache directory. An entry's key hashes the kernel
 everything the bytecode reaches by name (device functions, recursively; global constants),
 the signature, the options, the target device and the library versions, so editing the
 kernel or a device function it calls makes a new key. An entry that is foreign (another
-key's), truncated or altered is ignored and rebuilt, never loaded.
+key's), truncated, altered or anything but a regular file is ignored and rebuilt, never loaded:
+its files are checked as a bundle's are (artifacts/files.py, docs/security.md).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import builtins
 import hashlib
 import io
 import json
+import re
 import types
 import zipfile
 from pathlib import Path
@@ -30,9 +32,13 @@ from .artifacts import files
 from .artifacts.kernel import NDIMS, Builder, KernelArtifact
 from .artifacts.options import CompileOptions
 from .artifacts.target import Target
+from .errors import KernelCompileError
+from .file_checks import read_file
 from .program_binaries import cache_dir, write_atomically
 
 MAGIC = "dpex_kernels cache 3"
+#: The largest entry read (one takes 10 KB to 1 MB).
+MAX_ENTRY_BYTES = 64 * 2**20
 
 
 def _hash_value(value: object, hasher, seen: set[int]) -> None:
@@ -99,7 +105,8 @@ def entry_key(py_func, argtypes, options: CompileOptions, target: Target) -> str
     hasher.update(options.key().encode())
     hasher.update(target.key().encode())
     hasher.update(f"{__version__}|{numba.__version__}|{llvmlite.__version__}".encode())
-    return f"{py_func.__name__}-{hasher.hexdigest()[:40]}"
+    name = re.sub(r"[^A-Za-z0-9_]", "_", py_func.__name__)[:64]  # a file name, never a path
+    return f"{name}-{hasher.hexdigest()[:40]}"
 
 
 def _path(key: str) -> Path:
@@ -131,48 +138,64 @@ def _entry_bytes(key: str, artifact: KernelArtifact) -> bytes | None:
     return buffer.getvalue()
 
 
+def _checked_builder(path: Path, builder: Builder) -> Builder:
+    """`builder` for an artifact read from the entry at `path`: what it makes of the entry's
+    linked IR is checked as read code is (files.check_code); should that or the build fail, the
+    entry is deleted, so that the kernel's next definition compiles it anew."""
+
+    def build(artifact: KernelArtifact, ndim: int, linked: object) -> tuple:
+        try:
+            llvm_ir, spirv, facts = builder(artifact, ndim, linked)
+            if files.check_code(artifact, spirv) != facts:
+                raise files.CorruptArtifacts("its facts are not its code's")
+        except Exception as exc:  # whatever the entry's linked IR makes the back end do
+            path.unlink(missing_ok=True)
+            raise KernelCompileError(
+                f"kernel '{artifact.name}': its {ndim}-d variant could not be made from the "
+                f"cache entry {path} ({type(exc).__name__}: {exc}); the entry is deleted, so "
+                f"the kernel compiles anew when it is next defined"
+            ) from exc
+        return llvm_ir, spirv, facts
+
+    return build
+
+
 def _artifact_of(key: str, data: bytes, builder: Builder) -> KernelArtifact:
     """The artifact an entry describes, which makes further variants with `builder`;
-    CorruptArtifacts (or a zip error) if it is not exactly an entry written for `key`."""
-    with zipfile.ZipFile(io.BytesIO(data)) as archive:
-        entry = json.loads(archive.read("entry.json"))
-        if not isinstance(entry, dict) or entry.get("format") != MAGIC or entry.get("key") != key:
-            raise files.CorruptArtifacts("a foreign entry")
-        checksums = entry["files"]
+    CorruptArtifacts if it is not exactly an entry written for `key`."""
+    archive = files.Archive(data)
+    entry = files.parse_json(archive.read("entry.json"), "entry.json")
+    if not isinstance(entry, dict) or entry.get("format") != MAGIC or entry.get("key") != key:
+        raise files.CorruptArtifacts("a foreign entry")
+    checksums = entry.get("files")
+    if not isinstance(checksums, dict):
+        raise files.CorruptArtifacts("the entry's checksums are not an object")
 
-        def text(name: str) -> str:
-            return files.checked_file(archive.read, name, checksums[name]).decode()
+    def text(name: str) -> str:
+        return files.checked_file(archive.read, name, checksums.get(name)).decode()
 
-        return files.read(
-            entry["definition"],
-            archive.read,
-            linked_ir=text("linked.ll"),
-            type_annotation=text("types.txt"),
-            builder=builder,
-        )
+    artifact = files.read(
+        entry.get("definition"),
+        archive.read,
+        linked_ir=text("linked.ll"),
+        type_annotation=text("types.txt"),
+        builder=_checked_builder(_path(key), builder),
+        binaries=True,
+    )
+    # The key hashes the target it was written for; the description must name that one, a
+    # device of this machine (DeviceNotFoundError, a ValueError, for any other).
+    if Target.of(artifact.target.device) != artifact.target:
+        raise files.CorruptArtifacts("the entry's target is not its device's")
+    return artifact
 
 
 def load(key: str, builder: Builder) -> KernelArtifact | None:
     """The artifact stored under `key` (making further variants with `builder`), or None when
-    absent, foreign, truncated or corrupt (then the caller compiles and stores a new entry).
-    Nothing is unpickled."""
+    absent, foreign, truncated, corrupt or not a regular file (then the caller compiles and
+    stores a new entry in its place). Nothing is unpickled."""
     try:
-        data = _path(key).read_bytes()
-    except OSError:
-        return None
-    try:
-        return _artifact_of(key, data, builder)
-    except (
-        files.CorruptArtifacts,
-        zipfile.BadZipFile,
-        zipfile.LargeZipFile,
-        KeyError,
-        TypeError,
-        ValueError,  # JSON and UTF-8 errors among them
-        EOFError,
-        OSError,
-        NotImplementedError,  # an unsupported zip compression method
-    ):
+        return _artifact_of(key, read_file(_path(key), MAX_ENTRY_BYTES), builder)
+    except (OSError, ValueError):  # unreadable; or refused: file_checks, files, UTF-8
         return None
 
 

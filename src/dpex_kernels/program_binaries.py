@@ -10,7 +10,9 @@ The runtime does not check a binary: a corrupt one ends the process inside its L
 encoding"). So a file holds the binary's SHA-256 and is handed to the runtime only when that
 matches, and its name hashes the SPIR-V, the entry point, the device's name and driver, and the
 host CPU's features, so that a new runtime or another machine's binary is never read. Other
-backends keep building from SPIR-V.
+backends keep building from SPIR-V. A checksum does not stop someone who can write the files
+(docs/security.md): binaries are kept and loaded only where the cache directory and its
+binaries/ belong to this user and neither group nor others can write them.
 
 Numba-free: device.py reads it for every build.
 """
@@ -21,7 +23,11 @@ import ctypes
 import functools
 import hashlib
 import os
+import re
+import shutil
+import stat
 import tempfile
+import warnings
 from pathlib import Path
 from typing import NamedTuple
 
@@ -29,9 +35,15 @@ import dpctl
 import dpctl.program as dpctl_program
 import platformdirs
 
+from .file_checks import RefusedFile, directory_problem, read_file
+
 MAGIC = b"dpex_kernels device binary 1\n"
 #: DPEX_KERNELS_DEVICE_BINARIES=0: cache=True kernels keep and load no device binaries.
 ENABLE_VARIABLE = "DPEX_KERNELS_DEVICE_BINARIES"
+#: The largest binary file read (those of the OpenCL CPU runtime take 10-500 KB).
+MAX_BINARY_BYTES = 256 * 2**20
+#: A symbol that may stand in a file name as it is; any other is hashed only.
+_FILE_STEM = re.compile(r"[A-Za-z0-9_]{1,64}")
 
 #: dpctl's C API library, which also exports SYCL's own C++ symbols.
 SYCL_INTERFACE_LIBRARY = Path(dpctl.__file__).with_name("libDPCTLSyclInterface.so")
@@ -189,20 +201,59 @@ def binary_path(spirv: bytes, symbol: str, device: dpctl.SyclDevice) -> Path:
     hasher.update(repr(identity).encode())
     if device.is_cpu:
         hasher.update(_cpu_features().encode())
-    return cache_dir() / "binaries" / f"{symbol}-{hasher.hexdigest()[:40]}.bin"
+    stem = symbol if _FILE_STEM.fullmatch(symbol) else "kernel"  # a name, never a path
+    return cache_dir() / "binaries" / f"{stem}-{hasher.hexdigest()[:40]}.bin"
+
+
+_warned: set[str] = set()
+
+
+def untrusted_directory() -> Path | None:
+    """The cache directory or its binaries/ when others than this user could change what they
+    hold (file_checks.directory_problem), else None; says so once per directory and process."""
+    root = cache_dir()
+    for directory, follow in ((root, True), (root / "binaries", False)):
+        problem = directory_problem(directory, follow_symlinks=follow)
+        if problem is None:
+            continue
+        if problem not in _warned:
+            _warned.add(problem)
+            warnings.warn(
+                f"dpex_kernels keeps and loads no device binaries in {directory}: {problem}, "
+                f"so others could put code there that the runtime would run unchecked; "
+                f"cache=True kernels build from their SPIR-V instead. Make it yours alone "
+                f"(chmod go-w {directory}), or set DPEX_KERNELS_CACHE_DIR to a directory "
+                f"only you can write",
+                RuntimeWarning,
+                stacklevel=3,
+            )
+        return directory
+    return None
 
 
 def _read_checked(path: Path) -> bytes | None:
-    """The binary kept at `path`, or None when absent or not exactly what was written."""
+    """The binary kept at `path`, or None when absent, not a regular file (file_checks.py) or
+    not exactly what was written."""
     try:
-        data = path.read_bytes()
-    except OSError:
+        data = read_file(path, MAX_BINARY_BYTES)
+    except (OSError, RefusedFile):
         return None
     header = len(MAGIC) + hashlib.sha256().digest_size
     if len(data) <= header or not data.startswith(MAGIC):
         return None
     binary = data[header:]
     return binary if hashlib.sha256(binary).digest() == data[len(MAGIC) : header] else None
+
+
+def kept(spirv: bytes, symbol: str, device: dpctl.SyclDevice) -> bool:
+    """Whether load() would find a binary for `symbol` of `spirv` on `device` (it may still
+    refuse it): one exists only for a module the runtime has built before."""
+    if native_api() is None or not _enabled(device):
+        return False
+    try:
+        return stat.S_ISREG(os.lstat(binary_path(spirv, symbol, device)).st_mode)
+    except OSError:
+        return False
 
 
 def _opencl_queue(api: NativeAPI, queue: dpctl.SyclQueue) -> tuple[int, int]:
@@ -220,7 +271,9 @@ def _opencl_queue(api: NativeAPI, queue: dpctl.SyclQueue) -> tuple[int, int]:
 
 def _enabled(device: dpctl.SyclDevice) -> bool:
     return (
-        os.environ.get(ENABLE_VARIABLE, "1") != "0" and device.backend == dpctl.backend_type.opencl
+        os.environ.get(ENABLE_VARIABLE, "1") != "0"
+        and device.backend == dpctl.backend_type.opencl
+        and untrusted_directory() is None
     )
 
 
@@ -294,13 +347,18 @@ def store(
 
 def write_atomically(path: Path, data: bytes) -> None:
     """Write a cache file whole or not at all (a temporary file renamed into place): readers
-    in other processes never see part of one. Failures are ignored: the cache is optional."""
+    in other processes never see part of one, and whatever was at `path` (a damaged file, a
+    named pipe, a link, a directory) is replaced. Directories it makes are the user's alone.
+    Failures are ignored: the cache is optional."""
     temporary = None
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        for directory in (cache_dir(), path.parent):
+            directory.mkdir(mode=0o700, parents=True, exist_ok=True)
         with tempfile.NamedTemporaryFile(dir=path.parent, delete=False, suffix=".tmp") as handle:
             temporary = handle.name
             handle.write(data)
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path)  # rename cannot replace a directory
         os.replace(temporary, path)
     except OSError:
         if temporary is not None:

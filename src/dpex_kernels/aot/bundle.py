@@ -12,7 +12,7 @@ import types
 import zipfile
 from pathlib import Path
 
-from ..artifacts.files import describe
+from ..artifacts.files import CorruptArtifacts, describe, read
 from ..dispatcher.jit_kernel import JitKernel
 from .runtime import FORMAT, VERSION
 
@@ -45,6 +45,7 @@ def build(kernels, path: str | Path) -> Path:
     """Write a bundle of the eager kernels in `kernels`: a list of them, or a module.
 
     A listed lazy kernel is an error (its signatures are unknown); a module's are skipped.
+    Each definition is read back as aot.runtime.load will read it, checks and all.
     """
     path = Path(path)
     manifest = {"format": FORMAT, "version": VERSION, "kernels": []}
@@ -52,9 +53,20 @@ def build(kernels, path: str | Path) -> Path:
         for kernel in _collect(kernels):
             entry = {"name": kernel.__name__, "params": list(kernel.param_names), "definitions": []}
             for index, (sig, compiled) in enumerate(kernel.definitions.items()):
-                description = describe(
-                    compiled.artifacts, archive.writestr, f"{kernel.__name__}/{index}"
-                )
+                written: dict[str, bytes] = {}
+
+                def put(name: str, data: bytes, written=written) -> None:
+                    written[name] = data
+                    archive.writestr(name, data)
+
+                description = describe(compiled.artifacts, put, f"{kernel.__name__}/{index}")
+                try:
+                    read(description, written.__getitem__)
+                except CorruptArtifacts as exc:
+                    raise ValueError(
+                        f"kernel '{kernel.__name__}' {sig}: aot.runtime.load would refuse what "
+                        f"it compiled to ({exc}); please report this dpex_kernels bug"
+                    ) from exc
                 entry["definitions"].append({"signature": str(sig), **description})
             manifest["kernels"].append(entry)
         archive.writestr("manifest.json", json.dumps(manifest, indent=1))

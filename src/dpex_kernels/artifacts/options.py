@@ -64,6 +64,13 @@ class CompileOptions:
             host_simd=host_simd,
         )
 
+    @property
+    def code_sub_group_size(self) -> int:
+        """The sub-group size the code requires (its SubgroupSize mode; 0: none), as the back
+        end writes it (compiler/backend/pipeline.py finish): host-SIMD kernels run one
+        work-item a sub-group."""
+        return 1 if self.host_simd else self.sub_group_size
+
     def key(self) -> str:
         """This object's part of a cache key."""
         return repr(sorted(asdict(self).items()))

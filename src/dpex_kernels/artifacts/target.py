@@ -8,6 +8,7 @@ produces and of its cache key. Numba-free.
 from __future__ import annotations
 
 import functools
+import re
 from dataclasses import asdict, dataclass
 
 from .._runtime import device_by_canonical_name
@@ -15,6 +16,8 @@ from ..float_atomics import native_float_atomics
 
 #: The platform name of Intel's OpenCL runtimes (CPU and GPU).
 INTEL_OPENCL = "Intel(R) OpenCL"
+#: A canonical filter string: backend, device type, number ("opencl:cpu:0").
+FILTER_STRING = re.compile(r"[a-z_]{1,32}:[a-z_]{1,32}:[0-9]{1,4}")
 
 
 @dataclass(frozen=True)
@@ -62,6 +65,8 @@ class Target:
             or not all(isinstance(item, str) for item in data["float_atomics"])
         ):
             raise ValueError("a target must be an object of the fields Target.to_json() writes")
+        if not FILTER_STRING.fullmatch(data["device"]):
+            raise ValueError(f"a target's device must be a filter string: {data['device']!r:.80}")
         return cls(
             **{name: data[name] for name in texts}, float_atomics=frozenset(data["float_atomics"])
         )
