@@ -54,8 +54,8 @@ int32 = i4 = dk.int32
 int64 = i8 = dk.int64
 uint32 = u4 = dk.uint32
 uint64 = u8 = dk.uint64
-float32 = f4 = dk.float32
-float64 = f8 = float_ = double = dk.float64
+float32 = f4 = float_ = dk.float32  # numba-dpex's float_ is float32, unlike NumPy's
+float64 = f8 = double = dk.float64
 
 
 def usm_ndarray(

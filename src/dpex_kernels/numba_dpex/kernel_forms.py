@@ -179,6 +179,8 @@ class _AtomicRefTemplate(AbstractTemplate):
             return None
         made = found.return_type
         space = found.args[4]  # ref, index, memory_order, memory_scope, address_space
+        if isinstance(space, types.Integer) and not isinstance(space, types.IntegerLiteral):
+            return None  # a constant only (Numba tries literal arguments first)
         if isinstance(space, types.IntegerLiteral) and space.literal_value != made.addrspace:
             raise errors.TypingError(
                 f"kapi.AtomicRef's address_space is {kapi.AddressSpace(space.literal_value).name}"

@@ -134,7 +134,7 @@ class Kernel:
             )
         return self._dk_kernel
 
-    def launch(self, index_space, args: tuple, depends_on: Sequence = ()) -> dpctl.SyclEvent:
+    def _submit(self, index_space, args: tuple, depends_on: Sequence = ()) -> dpctl.SyclEvent:
         """Submit the kernel over a Range or NdRange (kernel_api's or dk's); its event."""
         launch_range = kapi.dk_range(index_space)
         kernel = self._kernel_for(len(args))
@@ -156,12 +156,13 @@ class Kernel:
         )
 
     def __getattr__(self, name: str):
-        if name.startswith("_") or name in ("dk_kernel", "py_func"):
+        if name.startswith("_") or name == "dk_kernel":
             raise AttributeError(name)
         return getattr(self.dk_kernel, name)  # definitions, signatures, inspect_*, stats
 
     def __repr__(self) -> str:
-        return f"<dpex.kernel {self.__name__} on {self.dk_kernel!r}>"
+        made = "not compiled yet" if self._dk_kernel is None else repr(self._dk_kernel)
+        return f"<dpex.kernel {self.__name__} on {made}>"
 
     def __reduce__(self):
         return _restored, (self.dk_kernel,)
@@ -183,7 +184,7 @@ class _WaitingLaunch:
         self._kernel, self._range = kernel, launch_range
 
     def __call__(self, *args) -> None:
-        self._kernel.launch(self._range, args).wait()
+        self._kernel._submit(self._range, args).wait()
 
 
 def _as_kernel(kernel_fn, caller: str) -> Kernel:
@@ -198,7 +199,7 @@ def _as_kernel(kernel_fn, caller: str) -> Kernel:
 def call_kernel(kernel_fn: Kernel, index_space, *kernel_args) -> None:
     """numba-dpex 0.23's launch: compile for the arguments, run over `index_space` (a Range
     or an NdRange) and wait for the kernel."""
-    _as_kernel(kernel_fn, "call_kernel").launch(index_space, kernel_args).wait()
+    _as_kernel(kernel_fn, "call_kernel")._submit(index_space, kernel_args).wait()
 
 
 def call_kernel_async(
@@ -212,7 +213,7 @@ def call_kernel_async(
             f"call_kernel_async takes the events to wait for as a tuple; got "
             f"{type(dependent_events).__name__}: pass () for none"
         )
-    event = kernel.launch(index_space, kernel_args, dependent_events)
+    event = kernel._submit(index_space, kernel_args, dependent_events)
     queue = next((arg.sycl_queue for arg in kernel_args if hasattr(arg, "sycl_queue")), None)
     if queue is None:  # numba-dpex needed an array argument; without one, wait here
         event.wait()
