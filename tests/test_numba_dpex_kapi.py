@@ -623,3 +623,17 @@ def test_kernel_object_pickles_with_its_item():
     dpex.call_kernel(clone, kapi.Range(8), a, a, c2)
     assert_close(c2, np.full(8, 2.0))
     assert clone.stats.compiles == 0
+
+
+@given(values=st.lists(st.integers(-100, 100), min_size=32, max_size=32))
+def test_dk_group_algorithms_take_a_kapi_group(values):
+    @dpex.kernel
+    def sums(nditem: kapi.NdItem, a, out):
+        group = nditem.get_group()
+        total = dk.reduce_over_group(group, a[nditem.get_global_id(0)], dk.plus)
+        if group.leader:
+            out[group.get_group_id(0)] = total
+
+    out = dpnp.zeros(4, dtype="i8")
+    dpex.call_kernel(sums, kapi.NdRange((32,), (8,)), to_device(np.int64(values)), out)
+    assert_close(out, np.int64(values).reshape(4, 8).sum(axis=1))
