@@ -18,9 +18,7 @@ from collections.abc import Callable, Iterable
 
 import numpy as np
 
-from ..errors import InvalidRangeError
 from ..types.kernel_objects import AddressSpace, MemoryOrder, MemoryScope
-from ..types.ranges import NdRange as DkNdRange
 from ..types.ranges import Range as DkRange
 from .core.exceptions import UnmatchedNumberOfRangeDimsError, UnsupportedGroupWorkItemSizeError
 
@@ -115,20 +113,6 @@ class NdRange:
 
     def __hash__(self) -> int:
         return hash((self._global_range, self._local_range))
-
-
-def dk_range(index_space: object) -> DkRange | DkNdRange:
-    """The dk range a kernel_api (or dk) Range or NdRange stands for."""
-    if isinstance(index_space, (DkRange, DkNdRange)):
-        return index_space
-    if isinstance(index_space, Range):
-        return DkRange(*index_space)
-    if isinstance(index_space, NdRange):
-        return DkNdRange(DkRange(*index_space.global_range), DkRange(*index_space.local_range))
-    raise InvalidRangeError(
-        f"a kernel is launched over a Range or an NdRange; got {index_space!r} of type "
-        f"{type(index_space).__name__}"
-    )
 
 
 # --- index space ids (made by call_kernel; compiled kernels have their own) -----------------

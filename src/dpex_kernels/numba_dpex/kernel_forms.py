@@ -92,29 +92,25 @@ _models.register(KapiGroupType, models.OpaqueModel)
 _models.register(KapiAtomicRefType, _ElementPointerModel)
 
 
-def _method(key: str, check, result):
-    """A method template: `check(args)` accepts the arguments, `result(this, args)` types."""
-
-    class _Method(AbstractTemplate):
-        prefer_literal = True
-
-        def generic(self, args, kws):
-            if kws or not check(args):
-                return None
-            return signature(result(self.this, args), *args).replace(recvr=self.this)
-
-    _Method.key = key
-    return _Method
-
-
 # --- items and groups -----------------------------------------------------------------------
+
+
+class _GetGroup(AbstractTemplate):
+    """nd_item.get_group(): the kapi group."""
+
+    key = "numba_dpex.Item.get_group"
+
+    def generic(self, args, kws):
+        if args or kws:
+            return None
+        return signature(KAPI_GROUP).replace(recvr=self.this)
 
 
 class _ItemAttributes(AttributeTemplate):
     key = KapiItemType
 
     def resolve_get_group(self, ty):
-        return types.BoundFunction(_GET_GROUP, ty)
+        return types.BoundFunction(_GetGroup, ty)
 
     def resolve_dimensions(self, ty):
         return types.intp
@@ -130,12 +126,11 @@ class _GroupAttributes(AttributeTemplate):
         return types.intp
 
 
-_GET_GROUP = _method("numba_dpex.Item.get_group", lambda args: not args, lambda *_: KAPI_GROUP)
 typing_registry.register_attr(_ItemAttributes)
 typing_registry.register_attr(_GroupAttributes)
 
 
-@lowering_registry.lower(_GET_GROUP.key, KapiItemType)
+@lowering_registry.lower(_GetGroup.key, KapiItemType)
 def _lower_get_group(context, builder, sig, args):
     mark_nd_item(builder)
     return context.get_dummy_value()

@@ -26,11 +26,7 @@ from ..types.ranges import NdRange as DkNdRange
 from ..types.ranges import Range as DkRange
 from ..types.usm_array_type import USMArrayType
 from . import kernel_api as kapi
-from .core.exceptions import (
-    ExecutionQueueInferenceError,
-    InvalidKernelSpecializationError,
-    reraised,
-)
+from .core.exceptions import ExecutionQueueInferenceError, InvalidKernelSpecializationError
 from .core.types.kernel_api.index_space_ids import GroupType, IndexSpaceType, ItemType, NdItemType
 from .kernel_forms import KAPI_GROUP, KAPI_ITEM
 
@@ -42,14 +38,34 @@ DEFAULT_LOCAL_SIZE: list = []
 _IGNORED_OPTIONS = ("enable_cache", "inline_threshold")
 
 
-def _launch_range(index) -> DkRange | DkNdRange:
+def _dk_range(kernel_name: str, index_space: object) -> DkRange | DkNdRange:
+    """The dk range a kernel_api (or dk) Range or NdRange stands for."""
+    if isinstance(index_space, (DkRange, DkNdRange)):
+        return index_space
+    if isinstance(index_space, kapi.Range):
+        return DkRange(*index_space)
+    if isinstance(index_space, kapi.NdRange):
+        return DkNdRange(DkRange(*index_space.global_range), DkRange(*index_space.local_range))
+    raise InvalidRangeError(
+        f"kernel '{kernel_name}' is launched over a Range or an NdRange; got {index_space!r} "
+        f"of type {type(index_space).__name__}: pass dpex.Range(n) or dpex.NdRange(g, l)"
+    )
+
+
+def _reraised(error_class: type[Exception], error: Exception) -> Exception:
+    """`error`'s message as an `error_class` of numba-dpex, whose constructor takes other
+    arguments (BaseException.__new__ keeps the message without calling it)."""
+    return error_class.__new__(error_class, *error.args)
+
+
+def _launch_range(kernel_name: str, index) -> DkRange | DkNdRange:
     """What `kernel[index]` meant in numba-dpex 0.21, as a dk Range or NdRange.
 
     `kernel[g]` and `kernel[g, l]`, each size an int or a sequence of ints, `l` possibly
     DEFAULT_LOCAL_SIZE; so `kernel[a, b]` with two ints is global (a,) and local (b,).
     """
     if isinstance(index, (kapi.Range, kapi.NdRange, DkRange, DkNdRange)):
-        return kapi.dk_range(index)
+        return _dk_range(kernel_name, index)
     parts = list(index) if isinstance(index, (tuple, list)) else [index]
     if not 1 <= len(parts) <= 2:
         raise InvalidRangeError(
@@ -136,7 +152,7 @@ class Kernel:
 
     def _submit(self, index_space, args: tuple, depends_on: Sequence = ()) -> dpctl.SyclEvent:
         """Submit the kernel over a Range or NdRange (kernel_api's or dk's); its event."""
-        launch_range = kapi.dk_range(index_space)
+        launch_range = _dk_range(self.__name__, index_space)
         kernel = self._kernel_for(len(args))
         args = _launch_arguments(self.__name__, isinstance(launch_range, DkNdRange), args)
         try:
@@ -144,10 +160,10 @@ class Kernel:
         except ExecutionQueueInferenceError:
             raise
         except ExecutionQueueError as exc:
-            raise reraised(ExecutionQueueInferenceError, exc) from None
+            raise _reraised(ExecutionQueueInferenceError, exc) from None
 
     def __getitem__(self, index) -> _WaitingLaunch:
-        return _WaitingLaunch(self, _launch_range(index))
+        return _WaitingLaunch(self, _launch_range(self.__name__, index))
 
     def __call__(self, *args, **kwargs):
         raise TypeError(
@@ -210,8 +226,8 @@ def call_kernel_async(
     kernel = _as_kernel(kernel_fn, "call_kernel_async")
     if not isinstance(dependent_events, (tuple, list)):
         raise TypeError(
-            f"call_kernel_async takes the events to wait for as a tuple; got "
-            f"{type(dependent_events).__name__}: pass () for none"
+            f"call_kernel_async({kernel.__name__}, ...) takes the events to wait for as a "
+            f"tuple; got {type(dependent_events).__name__}: pass () for none"
         )
     event = kernel._submit(index_space, kernel_args, dependent_events)
     queue = next((arg.sycl_queue for arg in kernel_args if hasattr(arg, "sycl_queue")), None)

@@ -17,12 +17,6 @@ from ...errors import (
 )
 
 
-def reraised(error_class: type[Exception], error: Exception) -> Exception:
-    """`error`'s message as an `error_class` (whose constructor takes numba-dpex's arguments:
-    BaseException.__new__ keeps the message without calling it)."""
-    return error_class.__new__(error_class, *error.args)
-
-
 class KernelHasReturnValueError(TypeError):
     """A kernel returns a value, or its signature declares one."""
 
