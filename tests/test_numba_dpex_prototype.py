@@ -251,11 +251,12 @@ def test_kernel_api_names():
 
 
 def test_numba_dpex_import_paths():
-    from dpex_kernels.numba_dpex.core import decorators, kernel_launcher
+    from dpex_kernels.numba_dpex.core import decorators, kernel_launcher, types
     from dpex_kernels.numba_dpex.core.kernel_interface import indexers
     from dpex_kernels.numba_dpex.core.types.kernel_api import index_space_ids
 
     assert indexers.Range is kapi.Range and indexers.NdRange is kapi.NdRange
+    assert types.USMNdArray is dpex.usm_ndarray and types.float32 is dpex.f4 is dk.float32
     assert kernel_launcher.call_kernel is dpex.call_kernel
     assert kernel_launcher.call_kernel_async is dpex.call_kernel_async
     assert decorators.kernel is dpex.kernel and decorators.device_func is dpex.device_func

@@ -11,12 +11,34 @@ forms and the differences that remain.
 
 from __future__ import annotations
 
-import dpctl
-
 import dpex_kernels as dk
 
 from . import kernel_api, kernel_forms  # noqa: F401  (kernel_forms: kapi inside kernels)
 from .alias import install_alias
+from .core.types import (
+    DpnpNdArray,
+    USMNdArray,
+    b1,
+    bool_,
+    boolean,
+    double,
+    f4,
+    f8,
+    float32,
+    float64,
+    float_,
+    i4,
+    i8,
+    int32,
+    int64,
+    none,
+    u4,
+    u8,
+    uint32,
+    uint64,
+    usm_ndarray,
+    void,
+)
 from .kernel_api import NdRange, Range
 from .kernels import (
     DEFAULT_LOCAL_SIZE,
@@ -45,40 +67,6 @@ sub_group_barrier = dk.sub_group.barrier
 local = dk.local
 private = dk.private
 atomic = dk.atomic
-
-# --- types: numba-dpex's names for them ---------------------------------------------------
-
-void = none = dk.void
-boolean = bool_ = b1 = dk.boolean
-int32 = i4 = dk.int32
-int64 = i8 = dk.int64
-uint32 = u4 = dk.uint32
-uint64 = u8 = dk.uint64
-float32 = f4 = float_ = dk.float32  # numba-dpex's float_ is float32, unlike NumPy's
-float64 = f8 = double = dk.float64
-
-
-def usm_ndarray(
-    ndim: int,
-    layout: str = "C",
-    dtype=None,
-    usm_type: str = "device",
-    device: str | dpctl.SyclDevice | None = None,
-    queue: dpctl.SyclQueue | None = None,
-):
-    """numba-dpex's `usm_ndarray(ndim, layout, dtype, ...)` as the equal `dk.usm_array`."""
-    if queue is not None:
-        if device is not None:
-            raise TypeError("usm_ndarray: give `device` or `queue`, not both")
-        device = queue.sycl_device
-    array = dk.usm_array(dtype or dk.float64, ndim, layout, usm_type, device)
-    if dtype is None and not array.sycl_device.has_aspect_fp64:
-        # numba-dpex took dpctl's default floating type of the device
-        return dk.usm_array(dk.float32, ndim, layout, usm_type, device)
-    return array
-
-
-USMNdArray = DpnpNdArray = usm_ndarray
 
 __all__ = [
     "DEFAULT_LOCAL_SIZE",

@@ -157,8 +157,6 @@ class Kernel:
         args = _launch_arguments(self.__name__, isinstance(launch_range, DkNdRange), args)
         try:
             return kernel[launch_range](*args, depends_on=list(depends_on) or None)
-        except ExecutionQueueInferenceError:
-            raise
         except ExecutionQueueError as exc:
             raise _reraised(ExecutionQueueInferenceError, exc) from None
 
