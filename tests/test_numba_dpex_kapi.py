@@ -637,3 +637,21 @@ def test_dk_group_algorithms_take_a_kapi_group(values):
     out = dpnp.zeros(4, dtype="i8")
     dpex.call_kernel(sums, kapi.NdRange((32,), (8,)), to_device(np.int64(values)), out)
     assert_close(out, np.int64(values).reshape(4, 8).sum(axis=1))
+
+
+def _counts_groups(item, out):
+    out[item.get_global_id(0)] = item.get_group().get_group_id(0)
+
+
+def test_disk_cache_keeps_numba_dpex_items_apart_from_dks(tmp_path, monkeypatch):
+    monkeypatch.setenv("DPEX_KERNELS_CACHE_DIR", str(tmp_path))
+    out = dpnp.zeros(8, dtype="i8")
+    first = dpex.kernel(_counts_groups, cache=True)
+    dpex.call_kernel(first, kapi.NdRange((8,), (4,)), out)
+    again = dpex.kernel(_counts_groups, cache=True)
+    dpex.call_kernel(again, kapi.NdRange((8,), (4,)), out)
+    assert (first.stats.cache_misses, again.stats.cache_hits, again.stats.compiles) == (1, 1, 0)
+    assert_close(out, np.arange(8) // 4)
+    as_dk = dk.kernel(_counts_groups, cache=True)
+    as_dk[dk.NdRange(8, 4)](out).wait()
+    assert (as_dk.stats.cache_misses, as_dk.stats.compiles) == (1, 1)

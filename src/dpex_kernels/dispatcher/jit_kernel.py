@@ -144,7 +144,9 @@ class JitKernel(KernelBase):
             target = Target.of(device)
             key = artifacts = None
             if self.cache:
-                key = cache.entry_key(self.py_func, argtypes, self.options, target)
+                # another item flavour compiles the same source differently: a key of its own
+                flavour = () if self.item_type is ITEM else (self.item_type,)
+                key = cache.entry_key(self.py_func, (*flavour, *argtypes), self.options, target)
                 artifacts = cache.load(key, build_variant)
                 if artifacts is None:
                     self.stats.cache_misses += 1
