@@ -8,6 +8,7 @@ compiled; the alias is tested in fresh interpreters, with and without a numba_dp
 
 from __future__ import annotations
 
+import pickle
 import sys
 import textwrap
 
@@ -185,6 +186,9 @@ def test_ranges():
     assert nd.local_range == nd.get_local_range() == (2, 2)
     assert str(nd) == repr(nd) == "((8, 4), (2, 2))"
     assert nd == kapi.NdRange(kapi.Range(8, 4), [2, 2]) and nd != kapi.NdRange((8, 4), (4, 4))
+    for value in (r, nd):
+        clone = pickle.loads(pickle.dumps(value))
+        assert clone == value and type(clone) is type(value)
     with pytest.raises(TypeError):
         kapi.Range(1.5)
     with pytest.raises(exceptions.UnmatchedNumberOfRangeDimsError):

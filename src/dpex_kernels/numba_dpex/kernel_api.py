@@ -36,6 +36,9 @@ class Range(tuple):
         dims = [dim for dim in (dim0, dim1, dim2) if dim is not None]
         return super().__new__(cls, DkRange(*dims))  # dk's checks: ints >= 0, never bool
 
+    def __getnewargs__(self) -> tuple[int, ...]:
+        return tuple(self)  # pickle calls Range(*extents)
+
     def get(self, index: int) -> int:
         """The extent of dimension `index`."""
         return self[index]

@@ -86,6 +86,7 @@ class _ElementPointerModel(models.PrimitiveModel):
         super().__init__(dmm, fe_type, element.as_pointer(fe_type.addrspace))
 
 
+# The data models go to the target's own manager: it copied Numba's default one when made.
 _models = sycl_target.target_context.data_model_manager
 _models.register(KapiItemType, models.OpaqueModel)
 _models.register(KapiGroupType, models.OpaqueModel)
