@@ -655,3 +655,26 @@ def test_disk_cache_keeps_numba_dpex_items_apart_from_dks(tmp_path, monkeypatch)
     as_dk = dk.kernel(_counts_groups, cache=True)
     as_dk[dk.NdRange(8, 4)](out).wait()
     assert (as_dk.stats.cache_misses, as_dk.stats.compiles) == (1, 1)
+
+
+@dpex.kernel
+def cas_keywords(item, b, spelling):
+    ref = kapi.AtomicRef(b, index=1)
+    if spelling == 0:  # numba-dpex's names in kernels
+        b[0] = ref.compare_exchange(expected_ref=b, desired=b[3], expected_idx=2)
+    else:  # and in Python
+        b[4] = ref.compare_exchange(desired=b[5], expected=b)
+
+
+@pytest.mark.parametrize("dtype", ["i4", "i8", "f4", "f8"])
+def test_compare_exchange_keywords_of_both_spellings(dtype):
+    b = to_device(np.array([9, 1, 2, 3, 9, 7], dtype=dtype))
+    dpex.call_kernel(cas_keywords, kapi.Range(1), b, 0)  # 1 != 2: fails, b[2] = 1
+    assert_close(b, np.array([0, 1, 1, 3, 9, 7], dtype=dtype))
+    dpex.call_kernel(cas_keywords, kapi.Range(1), b, 0)  # 1 == 1: b[1] = b[3]
+    assert_close(b, np.array([1, 3, 1, 3, 9, 7], dtype=dtype))
+    dpex.call_kernel(cas_keywords, kapi.Range(1), b, 1)  # b[0] is 1, b[1] 3: fails
+    assert_close(b, np.array([3, 3, 1, 3, 0, 7], dtype=dtype))
+    b[0] = 3
+    dpex.call_kernel(cas_keywords, kapi.Range(1), b, 1)  # 3 == 3: b[1] = b[5]
+    assert_close(b, np.array([3, 7, 1, 3, 1, 7], dtype=dtype))

@@ -192,16 +192,20 @@ def _lower_atomic_ref(context, builder, sig, args):
     return element_pointer(context, builder, sig.args[0], args[0], sig.args[1], args[1])
 
 
-def _compare_exchange_args(this, args) -> bool:
-    expected, desired, *index = args
-    if not isinstance(expected, types.Array) or len(index) > 1:
-        return False
-    if expected.dtype != this.dtype:
-        raise errors.TypingError(
-            f"AtomicRef.compare_exchange: the expected array holds {expected.dtype}, the "
-            f"reference {this.dtype}; give an array of {this.dtype}"
-        )
-    return isinstance(desired, types.Number) and all(isinstance(i, types.Integer) for i in index)
+def _compare_exchange_form(first: str) -> inspect.Signature:
+    """compare_exchange's parameters; numba-dpex 0.23 named the first `expected` in Python
+    and `expected_ref` in kernels, and code uses both as keywords."""
+    kind = inspect.Parameter.POSITIONAL_OR_KEYWORD
+    return inspect.Signature(
+        [
+            inspect.Parameter(first, kind),
+            inspect.Parameter("desired", kind),
+            inspect.Parameter("expected_idx", kind, default=0),
+        ]
+    )
+
+
+_COMPARE_EXCHANGE = {name: _compare_exchange_form(name) for name in ("expected", "expected_ref")}
 
 
 class _CompareExchange(AbstractTemplate):
@@ -209,11 +213,28 @@ class _CompareExchange(AbstractTemplate):
     prefer_literal = True
 
     def generic(self, args, kws):
-        if "expected_idx" in kws:
-            args, kws = (*args, kws["expected_idx"]), {}
-        if kws or len(args) not in (2, 3) or not _compare_exchange_args(self.this, args):
+        form = _COMPARE_EXCHANGE["expected_ref" if "expected_ref" in kws else "expected"]
+        try:
+            bound = form.bind(*args, **kws)
+        except TypeError:
             return None
-        return signature(types.boolean, *args).replace(recvr=self.this)
+        expected, desired, index = (
+            bound.arguments.get(name, types.Omitted(0)) for name in form.parameters
+        )
+        if not isinstance(expected, types.Array):
+            return None
+        if expected.dtype != self.this.dtype:
+            raise errors.TypingError(
+                f"AtomicRef.compare_exchange: the expected array holds {expected.dtype}, the "
+                f"reference {self.this.dtype}; give an array of {self.this.dtype}"
+            )
+        if not isinstance(desired, types.Number) or not isinstance(
+            index, (types.Integer, types.Omitted)
+        ):
+            return None
+        return signature(types.boolean, expected, desired, index).replace(
+            recvr=self.this, pysig=form
+        )
 
 
 class _AtomicRefAttributes(AttributeTemplate):
@@ -226,15 +247,14 @@ class _AtomicRefAttributes(AttributeTemplate):
 typing_registry.register_attr(_AtomicRefAttributes)
 
 
-@lowering_registry.lower(_CompareExchange.key, KapiAtomicRefType, types.VarArg(types.Any))
+@lowering_registry.lower(_CompareExchange.key, KapiAtomicRefType, types.Any, types.Any, types.Any)
 def _lower_compare_exchange(context, builder, sig, args):
     """dk's compare_exchange of the element with expected[expected_idx] (as bits, as SPIR-V
     compares); where it found another value, that value goes to expected[expected_idx]."""
-    ref_type, expected_type, desired_type = sig.args[:3]
+    ref_type, expected_type, desired_type, index_type = sig.args
     dtype = ref_type.dtype
-    if len(args) > 3:
-        index_type, index = sig.args[3], args[3]
-    else:
+    index = args[3]
+    if isinstance(index_type, types.Omitted):  # expected_idx left out: 0
         index_type, index = types.intp, context.get_constant(types.intp, 0)
     slot = element_pointer(context, builder, expected_type, args[1], index_type, index)
     expected = builder.load(slot)
