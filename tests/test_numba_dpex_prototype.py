@@ -409,3 +409,52 @@ def test_without_the_alias_numba_dpex_is_not_importable():
     assert "numba_dpex" not in sys.modules or sys.modules["numba_dpex"] is not dpex
     done = run_python("import dpex_kernels.numba_dpex\nimport numba_dpex")
     assert done.returncode != 0 and "No module named 'numba_dpex'" in done.stderr
+
+
+_DK_KERNEL = """
+import dpnp
+import dpex_kernels as dk
+
+
+@dk.kernel
+def text(a):
+    print("only text")
+    a[0] = 1
+
+
+a = dpnp.zeros(1)
+text[1](a).wait()
+assert dpnp.asnumpy(a)[0] == 1
+"""
+_COMPAT_KERNEL = """
+import dpnp
+import dpex_kernels.numba_dpex as dpex
+from dpex_kernels.numba_dpex import kernel_api as kapi
+
+
+@dpex.kernel
+def leaders(nd_item: kapi.NdItem, out):
+    g = nd_item.get_group()
+    if g.leader:
+        kapi.AtomicRef(out, 0).fetch_add(1)
+
+
+out = dpnp.zeros(1, dtype="i8")
+dpex.call_kernel(leaders, kapi.NdRange((16,), (4,)), out)
+assert dpnp.asnumpy(out)[0] == 4
+"""
+
+
+@pytest.mark.parametrize("first", ["numba_dpex", "dk"])
+def test_importing_numba_dpex_before_or_after_a_compile_changes_no_kernel(tmp_path, first):
+    # kernel_forms registers its types' data models whether or not dk's target context
+    # exists yet, and never makes it early (which would leave string models out of it).
+    script = tmp_path / "order.py"
+    if first == "numba_dpex":
+        code = "import dpex_kernels.numba_dpex\n" + _DK_KERNEL + _COMPAT_KERNEL
+    else:
+        code = _DK_KERNEL + _COMPAT_KERNEL
+    script.write_text(code)
+    done = run_python(f"exec(open({str(script)!r}).read())")
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "only text" in done.stdout

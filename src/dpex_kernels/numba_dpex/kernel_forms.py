@@ -28,7 +28,7 @@ import inspect
 
 from llvmlite import ir
 from numba.core import cgutils, errors, types
-from numba.core.datamodel import models
+from numba.core.datamodel import models, register_default
 from numba.core.typing.templates import AbstractTemplate, AttributeTemplate, signature
 
 from ..compiler.kernel_api import atomic_fence as dk_atomic_fence
@@ -86,11 +86,20 @@ class _ElementPointerModel(models.PrimitiveModel):
         super().__init__(dmm, fe_type, element.as_pointer(fe_type.addrspace))
 
 
-# The data models go to the target's own manager: it copied Numba's default one when made.
-_models = sycl_target.target_context.data_model_manager
-_models.register(KapiItemType, models.OpaqueModel)
-_models.register(KapiGroupType, models.OpaqueModel)
-_models.register(KapiAtomicRefType, _ElementPointerModel)
+# The target's data model manager is a copy of Numba's default one, made with the target
+# context: the models go to the default one, and to the copy where it was made before this
+# import (functools.cached_property keeps it in the instance's __dict__). Making the context
+# here instead would copy Numba's default manager before the models of what the compiler
+# imports later (strings) are in it.
+for _type, _model in (
+    (KapiItemType, models.OpaqueModel),
+    (KapiGroupType, models.OpaqueModel),
+    (KapiAtomicRefType, _ElementPointerModel),
+):
+    register_default(_type)(_model)
+    _made = vars(sycl_target).get("target_context")
+    if _made is not None:
+        _made.data_model_manager.register(_type, _model)
 
 
 # --- items and groups -----------------------------------------------------------------------
@@ -153,14 +162,9 @@ def _lower_leader(context, builder, ty, value):
 # --- AtomicRef ------------------------------------------------------------------------------
 
 
-def _dk_type(value):
-    """The type dk's typing gives `value` (one of dk's kernel API stubs)."""
-    typing_context = sycl_target.typing_context
-    typing_context.refresh()
-    return typing_context.resolve_value_type(value)
-
-
-_DK_ATOMIC_REF = _dk_type(dk_atomic_ref)
+def _registered_type(value):
+    """The type dk's typing registry gives `value`, one of dk's kernel API stubs."""
+    return next(typ for registered, typ in typing_registry.globals if registered is value)
 
 
 @typing_registry.register_global(kapi.AtomicRef)
@@ -170,7 +174,8 @@ class _AtomicRefTemplate(AbstractTemplate):
     prefer_literal = True
 
     def generic(self, args, kws):
-        found = self.context.resolve_function_type(_DK_ATOMIC_REF, args, kws)
+        dk_type = self.context.resolve_value_type(dk_atomic_ref)
+        found = self.context.resolve_function_type(dk_type, args, kws)
         if found is None:
             return None
         made = found.return_type
@@ -273,7 +278,6 @@ def _lower_compare_exchange(context, builder, sig, args):
 
 # --- PrivateArray ---------------------------------------------------------------------------
 
-_DK_PRIVATE_ARRAY = _dk_type(dk_private_array)
 _PRIVATE_ARRAY = inspect.signature(kapi.PrivateArray)
 
 
@@ -294,7 +298,8 @@ class _PrivateArrayTemplate(AbstractTemplate):
             raise errors.TypingError(
                 f"kapi.PrivateArray's fill_zeros is a constant True or False; got {fill}"
             )
-        found = self.context.resolve_function_type(_DK_PRIVATE_ARRAY, (shape, dtype), {})
+        dk_type = self.context.resolve_value_type(dk_private_array)
+        found = self.context.resolve_function_type(dk_type, (shape, dtype), {})
         if found is None:
             return None
         return signature(found.return_type, shape, dtype, fill).replace(pysig=_PRIVATE_ARRAY)
@@ -303,7 +308,8 @@ class _PrivateArrayTemplate(AbstractTemplate):
 @lowering_registry.lower(kapi.PrivateArray, types.Any, types.Any, types.Any)
 def _lower_private_array(context, builder, sig, args):
     array_type = sig.return_type
-    allocate = context.get_function(_DK_PRIVATE_ARRAY, signature(array_type, *sig.args[:2]))
+    dk_type = context.typing_context.resolve_value_type(dk_private_array)
+    allocate = context.get_function(dk_type, signature(array_type, *sig.args[:2]))
     value = allocate(builder, args[:2])
     fill = sig.args[2]
     if getattr(fill, "literal_value", getattr(fill, "value", False)):
@@ -314,8 +320,8 @@ def _lower_private_array(context, builder, sig, args):
 
 # --- what dk types as it is -----------------------------------------------------------------
 
-typing_registry.register_global(kapi.group_barrier, _dk_type(dk_group_barrier))
-typing_registry.register_global(kapi.atomic_fence, _dk_type(dk_atomic_fence))
+typing_registry.register_global(kapi.group_barrier, _registered_type(dk_group_barrier))
+typing_registry.register_global(kapi.atomic_fence, _registered_type(dk_atomic_fence))
 for _value in (kapi.AtomicRef, kapi.PrivateArray, kapi.group_barrier, kapi.atomic_fence):
     register_kernel_api(_value)
 
