@@ -76,7 +76,7 @@ def test_vector_add_launch_forms(index):
     ids=repr,
 )
 def test_launch_index_means_what_it_meant_in_numba_dpex(index, global_size, local_size):
-    launch = dpex._launch_range(index)
+    launch = dpex._launch_range("k", index)
     if local_size is None:
         assert launch == dk.Range(*global_size)
     else:

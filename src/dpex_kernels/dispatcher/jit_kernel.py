@@ -57,14 +57,15 @@ def _lazy_type(value, spec):
     return scalar_from_name(scalar_name_of(value))
 
 
-def _item_first(py_func, names: tuple, declared: list | None) -> bool:
-    """Whether a kernel takes an item first (see JitKernel.takes_item)."""
+def _item_first(py_func, names: tuple, declared: list | None, given: bool) -> bool:
+    """Whether a kernel takes an item first (see JitKernel.takes_item); `given`: its item
+    type was given, so it does."""
     if declared is None:
-        return takes_item(py_func)
+        return given or takes_item(py_func)
     counts = {len(sig.args) for sig in declared}
     if counts == {len(names) - 1} and names:
         return True
-    if counts != {len(names)}:
+    if counts != {len(names)} or given:
         raise TypeError(
             f"kernel '{py_func.__name__}' takes {len(names)} parameter(s); its signatures have "
             f"{', '.join(map(str, sorted(counts)))}: each has one type per parameter, or one "
@@ -87,6 +88,7 @@ class JitKernel(KernelBase):
         debug: bool = False,
         sub_group_size: int | None = None,
         host_simd: str = "",
+        item_type: types.Type | None = None,
     ):
         if not callable(py_func) or not hasattr(py_func, "__code__"):
             raise TypeError(f"@dk.kernel decorates a Python function; got {py_func!r}")
@@ -101,8 +103,12 @@ class JitKernel(KernelBase):
         names = tuple(inspect.signature(py_func).parameters)
         declared = None if signatures is None else _normalise_signatures(signatures)
         #: Whether the first parameter is the work-item's item (kernel_api/items.py): one
-        #: fewer argument in every declared signature, or item methods called on it.
-        self.takes_item = _item_first(py_func, names, declared)
+        #: fewer argument in every declared signature, item methods called on it, or an
+        #: `item_type` given.
+        self.takes_item = _item_first(py_func, names, declared, item_type is not None)
+        #: The item's type: dk's, or the flavour a layer over dk gives (numba-dpex 0.23's
+        #: items, whose group has a `leader` property, in dpex_kernels.numba_dpex).
+        self.item_type = ITEM if item_type is None else item_type
         super().__init__(py_func.__name__, names[1:] if self.takes_item else names)
         self.py_func = py_func
         self.__doc__ = py_func.__doc__
@@ -138,7 +144,9 @@ class JitKernel(KernelBase):
             target = Target.of(device)
             key = artifacts = None
             if self.cache:
-                key = cache.entry_key(self.py_func, argtypes, self.options, target)
+                # another item flavour compiles the same source differently: a key of its own
+                flavour = () if self.item_type is ITEM else (self.item_type,)
+                key = cache.entry_key(self.py_func, (*flavour, *argtypes), self.options, target)
                 artifacts = cache.load(key, build_variant)
                 if artifacts is None:
                     self.stats.cache_misses += 1
@@ -146,7 +154,7 @@ class JitKernel(KernelBase):
                     self.stats.cache_hits += 1
             if artifacts is None:
                 warm_up_builds(device)  # while Numba compiles, not before a cached build
-                compiled_types = (ITEM, *argtypes) if self.takes_item else argtypes
+                compiled_types = (self.item_type, *argtypes) if self.takes_item else argtypes
                 artifacts = compile_kernel(self.py_func, compiled_types, self.options, target)
                 self.stats.compiles += 1
                 if key is not None:
@@ -207,6 +215,7 @@ class JitKernel(KernelBase):
             "options": self.options,
             "cache": self.cache,
             "takes_item": self.takes_item,
+            "item_type": self.item_type,
             "eager": self._eager,
             "definitions": [(sig, c.artifacts) for sig, c in self.definitions.items()],
         }
@@ -214,11 +223,10 @@ class JitKernel(KernelBase):
 
 
 def _unpickle_kernel(payload) -> JitKernel:
-    kernel = JitKernel(cloudpickle.loads(payload["py_func"]), None, cache=payload["cache"])
+    item_type = payload["item_type"] if payload["takes_item"] else None
+    py_func = cloudpickle.loads(payload["py_func"])
+    kernel = JitKernel(py_func, None, cache=payload["cache"], item_type=item_type)
     kernel.options = payload["options"]
-    if payload["takes_item"] != kernel.takes_item:
-        kernel.takes_item = payload["takes_item"]
-        KernelBase.__init__(kernel, kernel.__name__, kernel.param_names[1:])
     kernel._eager = payload["eager"]
     for sig, artifacts in payload["definitions"]:
         kernel.definitions[sig] = CompiledKernel(sig, artifacts)

@@ -47,9 +47,23 @@ def host_stub(name: str, doc: str, public: str | None = None):
     return stub
 
 
+#: Kernel API objects defined outside this module, by id: a layer over dk (numba-dpex 0.23's
+#: kernel_api in dpex_kernels.numba_dpex) registers the classes and functions it types.
+_EXTERNAL: dict[int, object] = {}
+
+
+def register_kernel_api(value: object) -> None:
+    """Make `value`, typed in kernels by a layer over dk, take constant arguments as the
+    stubs do (constant_argument)."""
+    _EXTERNAL[id(value)] = value
+
+
 def is_kernel_api(value: object) -> bool:
-    """Whether `value` is one of the kernel API's stubs (what constant_argument applies to)."""
-    return callable(value) and getattr(value, "__module__", None) == __name__
+    """Whether `value` is one of the kernel API's stubs or registered objects (what
+    constant_argument applies to)."""
+    if not callable(value):
+        return False
+    return getattr(value, "__module__", None) == __name__ or _EXTERNAL.get(id(value)) is value
 
 
 def constant_argument(value: object) -> int | None:

@@ -1,0 +1,1 @@
+"""numba-dpex's `numba_dpex.core` import paths: exceptions, launcher, decorators, types."""

@@ -1,0 +1,1 @@
+"""numba-dpex 0.23's `numba_dpex.core.types.kernel_api` import path."""
