@@ -29,6 +29,7 @@ from numba.core.typing.typeof import typeof_impl
 from numba.stencils.stencil import StencilFunc
 
 from .diagnostics import compile_failure, current_loc, is_user_error
+from .kernel_api.items import DIMENSION_METHODS
 from .kernel_api.registry import constant_argument, is_kernel_api, simulated
 from .patches import collector_paused
 from .target import TARGET_NAME, SYCLDevice, sycl_target
@@ -122,7 +123,8 @@ class _DeviceInlineClosureLikes(untyped_passes.InlineClosureLikes):
 class _KernelApiConstants(FunctionPass):
     """Every constant argument of a kernel API call as a literal (registry.constant_argument):
     `dk.get_global_id(_ZERO)` with `_ZERO = np.int64(0)` a global types as
-    `dk.get_global_id(0)`, which the index functions need to see a constant dimension."""
+    `dk.get_global_id(0)`, which the index functions need to see a constant dimension; so do
+    the dimensions of item methods (`item.get_id(_ZERO)`)."""
 
     _name = "dpex_kernel_api_constants"
 
@@ -148,7 +150,7 @@ class _KernelApiConstants(FunctionPass):
 def _freeze_arguments(func_ir, scope, call: ir.Expr, body: list) -> bool:
     """Replace the constant arguments of `call`, a kernel API call, by literals assigned just
     before it (into `body`); whether any was."""
-    if not is_kernel_api(_constant(func_ir, call.func)):
+    if not (is_kernel_api(_constant(func_ir, call.func)) or _dimension_method(func_ir, call)):
         return False
 
     def frozen(var: ir.Var) -> ir.Var:
@@ -164,6 +166,17 @@ def _freeze_arguments(func_ir, scope, call: ir.Expr, body: list) -> bool:
     changed = args != call.args or kws != list(call.kws)
     call.args, call.kws = args, kws
     return changed
+
+
+def _dimension_method(func_ir, call: ir.Expr) -> bool:
+    """Whether `call` calls a method that takes a dimension (`item.get_id(d)`)."""
+    definition = func_ir._definitions.get(call.func.name, [])
+    return (
+        len(definition) == 1
+        and isinstance(definition[0], ir.Expr)
+        and definition[0].op == "getattr"
+        and definition[0].attr in DIMENSION_METHODS
+    )
 
 
 def _constant(func_ir, var: ir.Var) -> object:
