@@ -29,6 +29,7 @@ from numba.core.typing.typeof import typeof_impl
 from numba.stencils.stencil import StencilFunc
 
 from .diagnostics import compile_failure, current_loc, is_user_error
+from .kernel_api.atomic_ref import METHODS as ATOMIC_REF_METHODS
 from .kernel_api.items import DIMENSION_METHODS
 from .kernel_api.registry import constant_argument, is_kernel_api, simulated
 from .patches import collector_paused
@@ -124,7 +125,7 @@ class _KernelApiConstants(FunctionPass):
     """Every constant argument of a kernel API call as a literal (registry.constant_argument):
     `dk.get_global_id(_ZERO)` with `_ZERO = np.int64(0)` a global types as
     `dk.get_global_id(0)`, which the index functions need to see a constant dimension; so do
-    the dimensions of item methods (`item.get_id(_ZERO)`)."""
+    the arguments of item and AtomicRef methods (`item.get_id(_ZERO)`, `ref.load(ORDER)`)."""
 
     _name = "dpex_kernel_api_constants"
 
@@ -150,7 +151,7 @@ class _KernelApiConstants(FunctionPass):
 def _freeze_arguments(func_ir, scope, call: ir.Expr, body: list) -> bool:
     """Replace the constant arguments of `call`, a kernel API call, by literals assigned just
     before it (into `body`); whether any was."""
-    if not (is_kernel_api(_constant(func_ir, call.func)) or _dimension_method(func_ir, call)):
+    if not (is_kernel_api(_constant(func_ir, call.func)) or _kernel_api_method(func_ir, call)):
         return False
 
     def frozen(var: ir.Var) -> ir.Var:
@@ -168,14 +169,15 @@ def _freeze_arguments(func_ir, scope, call: ir.Expr, body: list) -> bool:
     return changed
 
 
-def _dimension_method(func_ir, call: ir.Expr) -> bool:
-    """Whether `call` calls a method that takes a dimension (`item.get_id(d)`)."""
+def _kernel_api_method(func_ir, call: ir.Expr) -> bool:
+    """Whether `call` calls a method that takes constants: a dimension (`item.get_id(d)`) or
+    a memory order (`ref.load(memory_order=o)`)."""
     definition = func_ir._definitions.get(call.func.name, [])
     return (
         len(definition) == 1
         and isinstance(definition[0], ir.Expr)
         and definition[0].op == "getattr"
-        and definition[0].attr in DIMENSION_METHODS
+        and definition[0].attr in DIMENSION_METHODS | ATOMIC_REF_METHODS
     )
 
 
