@@ -30,6 +30,7 @@ from numba.stencils.stencil import StencilFunc
 
 from .diagnostics import compile_failure, current_loc, is_user_error
 from .kernel_api.atomic_ref import METHODS as ATOMIC_REF_METHODS
+from .kernel_api.convergence import ConvergedGroupCalls
 from .kernel_api.items import DIMENSION_METHODS
 from .kernel_api.registry import constant_argument, is_kernel_api, simulated
 from .patches import collector_paused
@@ -216,6 +217,8 @@ class _DeviceCompiler(compiler.CompilerBase):
                 pass_class = _REPLACED_PASSES.get(pass_class, pass_class)
                 if pass_class not in _SKIPPED_PASSES:
                     built.add_pass(pass_class, description)
+                if pass_class is typed_passes.NopythonTypeInference:
+                    built.add_pass(ConvergedGroupCalls, "group functions in converged control flow")
             built.finalize()
             self._pipelines[key] = built
         pipeline = copy.copy(built)  # the passes and their analysis shared, the timings not
