@@ -180,3 +180,26 @@ def test_an_argument_that_is_not_a_constant_is_an_error_saying_what(source, what
         kernel[dk.NdRange(4, 4)](dpnp.zeros(2, dtype="i8"), 0)
     message = str(info.value)
     assert "'not_constant'" in message and "<not_constant>:" in message
+
+
+def test_constants_reach_a_call_past_a_conditional_expression_among_its_arguments():
+    """`f(x, a if c else b)` splits the statement into blocks: the callee, and the constants
+    before the conditional, reach the call through copies (found by the kernel fuzzer)."""
+
+    @dk.kernel
+    def past_conditionals(it, a, out, n):
+        i = it.get_global_id(0)
+        g = it.get_group()
+        out[0, i] = dk.reduce_over_group(g, a[i] if n > 0 else -a[i], dk.maximum)
+        dk.AtomicRef(out, (1, 0), memory_order=ORDER).fetch_add(
+            1 if n > 0 else 2, memory_order=dk.MemoryOrder.SEQ_CST
+        )
+        out[2, i] = dk.group_broadcast(g, a[i] if n > 0 else 0, 3) + it.get_local_id(_ZERO)
+
+    host = np.random.default_rng(2).integers(-50, 50, 16)
+    out = dpnp.zeros((3, 16), dtype="i8")
+    past_conditionals[dk.NdRange(16, 8)](dpnp.asarray(host), out, 1).wait()
+    result = dpnp.asnumpy(out)
+    np.testing.assert_array_equal(result[0], np.repeat(host.reshape(2, 8).max(axis=1), 8))
+    assert result[1, 0] == 16
+    np.testing.assert_array_equal(result[2], np.repeat(host[[3, 11]], 8) + np.arange(16) % 8)

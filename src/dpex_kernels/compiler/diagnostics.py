@@ -128,7 +128,9 @@ def is_user_error(exc: BaseException) -> bool:
     """Numba's verdicts on the code (typing, lowering, unsupported), and this target's refusals."""
     if isinstance(exc, numba_errors.InternalError):
         return False
-    return isinstance(exc, (numba_errors.NumbaError, NotImplementedError))
+    # Python that Numba cannot read (`f(**kwargs)`): not a NumbaError, but the code's.
+    unsupported = (numba_errors.NumbaError, numba_errors.UnsupportedBytecodeError)
+    return isinstance(exc, (*unsupported, NotImplementedError))
 
 
 def _reported_inside(exc: BaseException) -> KernelCompileError | None:

@@ -173,7 +173,7 @@ def _freeze_arguments(func_ir, scope, call: ir.Expr, body: list) -> bool:
 def _kernel_api_method(func_ir, call: ir.Expr) -> bool:
     """Whether `call` calls a method that takes constants: a dimension (`item.get_id(d)`) or
     a memory order (`ref.load(memory_order=o)`)."""
-    definition = func_ir._definitions.get(call.func.name, [])
+    definition = func_ir._definitions.get(_through_phis(func_ir, call.func).name, [])
     return (
         len(definition) == 1
         and isinstance(definition[0], ir.Expr)
@@ -182,11 +182,33 @@ def _kernel_api_method(func_ir, call: ir.Expr) -> bool:
     )
 
 
+def _through_phis(func_ir, var: ir.Var, depth: int = 0) -> ir.Var:
+    """`var`, or the one variable it is a copy of on every path: a conditional expression
+    among a call's arguments (`f(x, a if c else b)`) splits the statement into blocks, and
+    the callee and the arguments before it reach the call through copies (`$phi` variables,
+    phis once in SSA form)."""
+    found = func_ir._definitions.get(var.name, [])
+    copied = []
+    for definition in found:
+        if isinstance(definition, ir.Var):
+            copied.append(definition)
+        elif isinstance(definition, ir.Expr) and definition.op == "phi":
+            copied.extend(definition.incoming_values)
+        else:
+            return var  # defined by a value of its own
+    if not copied or depth > 16 or not all(isinstance(v, ir.Var) for v in copied):
+        return var
+    sources = {_through_phis(func_ir, v, depth + 1).name: v for v in copied}
+    if len(sources) != 1:
+        return var
+    return _through_phis(func_ir, next(iter(sources.values())), depth + 1)
+
+
 def _constant(func_ir, var: ir.Var) -> object:
     """Numba's constant inference of a variable (globals, closure variables, attributes of
-    modules and classes), or None where it finds none."""
+    modules and classes), through phis (_through_phis), or None where it finds none."""
     try:
-        return func_ir.infer_constant(var)
+        return func_ir.infer_constant(_through_phis(func_ir, var))
     except numba_errors.ConstantInferenceError:
         return None
 
