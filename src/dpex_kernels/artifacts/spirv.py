@@ -129,7 +129,10 @@ def written_arguments(module: array) -> tuple[int, ...]:
         for opcode, operands in body:
             if opcode in _VALUE_READS or opcode == OP_FUNCTION_PARAMETER or len(operands) < 3:
                 continue
-            sources = frozenset().union(*(derived.get(word, ()) for word in operands[2:]))
+            # An OpExtInst's set and instruction number are no values (the number would read
+            # as the id of whatever value has that number).
+            inputs = operands[4:] if opcode == OP_EXT_INST else operands[2:]
+            sources = frozenset().union(*(derived.get(word, ()) for word in inputs))
             if sources and not sources <= derived.get(operands[1], frozenset()):
                 derived[operands[1]] = sources | derived.get(operands[1], frozenset())
                 changed = True
