@@ -104,6 +104,7 @@ class Generator:
         self.seed = seed
         #: SYCL 2020's forms (see the module docstring); every other case draws as before.
         self.sycl = sycl
+        self.item_only = False
         self.sub_group_size: int | None = None
         self.klines: list[str] = []
         self.mlines: list[str] = []
@@ -461,7 +462,9 @@ class Generator:
         if any(d[1] == "tuple" for d in self.device_functions):
             options.append("call_tuple")
         if self.sycl:
-            options += ["overflow", "atomic_ref", "private_atomic_ref"]
+            options.append("overflow")
+        if self.sycl and not self.item_only:
+            options += ["atomic_ref", "private_atomic_ref"]
             if s.uniform:
                 options += ["group_algorithm", "group_algorithm", "fence"]
                 if self.sub_group_size:
@@ -561,7 +564,7 @@ class Generator:
         self.emit(level + 1, word)
 
     def st_barrier(self, level, s, depth):
-        if self.sycl and self.chance(0.5):
+        if self.sycl and not self.item_only and self.chance(0.5):
             scope = self.r.choice(["", ", dk.MemoryScope.WORK_GROUP", ", dk.MemoryScope.DEVICE"])
             self.emit(level, f"dk.group_barrier(wg{scope})", "yield")
             return
@@ -1009,7 +1012,10 @@ class Generator:
             self.accessors = {n: d for n, d in self.local_arrays if self.chance(0.6)}
             params += list(self.accessors)
             readonly = [name for name in inputs if self.chance(0.5)]
-            if self.chance(0.5):
+            # Item methods alone (no group, sub-group or AtomicRef): what the direct front end
+            # compiles, checked against Numba's front end as every case it compiles is.
+            self.item_only = self.chance(0.3)
+            if not self.item_only and self.chance(0.5):
                 self.sub_group_size = r.choice(SUB_GROUP_SIZES)
         item = "it, " if self.sycl else ""
         self.emit(
@@ -1110,6 +1116,8 @@ class Generator:
 
     def _item_ids(self, ndim: int) -> dict[str, str]:
         """The prologue's ids read from the item, its group, or the free functions."""
+        if self.item_only:
+            return self._item_only_ids(ndim)
         self.emit(1, "wg = it.get_group()", "pass")
         self.emit(1, "sg = it.get_sub_group()", "pass")
         if ndim == 1:
@@ -1142,6 +1150,34 @@ class Generator:
                 "lsz": ["it.get_local_linear_range()", "wg.get_local_linear_range()"],
                 "gsz": ["it.get_global_linear_range()", "it.get_range(0) * it.get_range(1)"],
                 "ngr": ["wg.get_group_linear_range()"],
+            }
+        return {name: self.r.choice(options) for name, options in choices.items()}
+
+    def _item_only_ids(self, ndim: int) -> dict[str, str]:
+        """The prologue's ids read from the item's own methods (and the free functions)."""
+        if ndim == 1:
+            choices = {
+                "gid": ["it.get_global_linear_id()", "it.get_global_id(0)", "it.get_id(0)"],
+                "lid": ["it.get_local_linear_id()", "it.get_local_id(0)"],
+                "grp": ["dk.get_group_id(0)"],
+                "lsz": ["it.get_local_linear_range()", "it.get_local_range(0)"],
+                "gsz": ["it.get_global_linear_range()", "it.get_range(0)"],
+                "ngr": ["it.get_group_range(0)"],
+            }
+        else:
+            choices = {
+                "gid": [
+                    "it.get_global_linear_id()",
+                    "it.get_id(0) * it.get_range(1) + it.get_id(1)",
+                ],
+                "lid": [
+                    "it.get_local_linear_id()",
+                    "it.get_local_id(0) * it.get_local_range(1) + it.get_local_id(1)",
+                ],
+                "grp": ["dk.get_group_id(0) * it.get_group_range(1) + dk.get_group_id(1)"],
+                "lsz": ["it.get_local_linear_range()"],
+                "gsz": ["it.get_global_linear_range()", "it.get_range(0) * it.get_range(1)"],
+                "ngr": ["it.get_group_range(0) * it.get_group_range(1)"],
             }
         return {name: self.r.choice(options) for name, options in choices.items()}
 

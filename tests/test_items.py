@@ -4,6 +4,7 @@ item's place among the parameters, and the code both forms compile to."""
 
 from __future__ import annotations
 
+import difflib
 import math
 import re
 
@@ -351,11 +352,33 @@ def _item_and_free_pairs():
         i = dk.get_global_id(0)
         b[i] = a[i] + dk.get_local_id(0) * dk.get_group_id(0)
 
+    def item_stencil(item, a, b):
+        i, j = item.get_id(0), item.get_id(1)
+        rows, cols = item.get_range(0), item.get_range(1)
+        if 0 < i < rows - 1 and 0 < j < cols - 1:
+            b[i, j] = 0.25 * (a[i - 1, j] + a[i + 1, j] + a[i, j - 1] + a[i, j + 1])
+
+    def free_stencil(a, b):
+        i, j = dk.get_global_id(0), dk.get_global_id(1)
+        rows, cols = dk.get_global_size(0), dk.get_global_size(1)
+        if 0 < i < rows - 1 and 0 < j < cols - 1:
+            b[i, j] = 0.25 * (a[i - 1, j] + a[i + 1, j] + a[i, j - 1] + a[i, j + 1])
+
     return [
         (item_form, free_form, (64,), dk.Range(64)),
         (item_form_2d, free_form_2d, (8, 16), dk.Range(8, 16)),
         (nd_item_form, nd_free_form, (64,), dk.NdRange(64, 16)),
+        (item_stencil, free_stencil, (16, 24), dk.Range(16, 24)),
     ]
+
+
+def test_an_item_kernel_of_index_methods_compiles_in_the_direct_front_end():
+    """Like its free-function form: Numba's front end only for groups and sub-groups."""
+    item_form, _, shape, launch = _item_and_free_pairs()[3]
+    kernel = _same_name(item_form, "stencil")
+    kernel[launch](dpnp.zeros(shape, dtype="f4"), dpnp.zeros(shape, dtype="f4")).wait()
+    (compiled,) = kernel.definitions.values()
+    assert compiled.artifacts.front_end == "direct", compiled.artifacts.front_end
 
 
 #: SPIR-V's debug instructions (OpSource, OpName, OpMemberName, OpString, OpLine, OpNoLine),
@@ -388,7 +411,7 @@ def _normalised_spirv(text: str) -> str:
     return _ID.sub(lambda m: names.setdefault(m.group(0), f"%i{len(names)}"), "\n".join(lines))
 
 
-@pytest.mark.parametrize("pair", range(3))
+@pytest.mark.parametrize("pair", range(4))
 def test_item_and_free_function_kernels_compile_to_the_same_code(pair):
     item_form, free_form, shape, launch = _item_and_free_pairs()[pair]
     kernels = [_same_name(item_form, "same_code"), _same_name(free_form, "same_code")]
@@ -401,8 +424,14 @@ def test_item_and_free_function_kernels_compile_to_the_same_code(pair):
     np.testing.assert_array_equal(results[0], results[1])
     sig = kernels[0].signatures[0]
     item_compiled, free_compiled = (kernel.definitions[sig] for kernel in kernels)
-    assert _instructions(item_compiled.spirv) == _instructions(free_compiled.spirv)
-    item_llvm, free_llvm = (kernel.inspect_llvm(sig) for kernel in kernels)
-    assert _normalised_llvm(item_llvm) == _normalised_llvm(free_llvm)
-    item_text, free_text = (kernel.inspect_spirv(sig) for kernel in kernels)
-    assert _normalised_spirv(item_text) == _normalised_spirv(free_text)
+    front_ends = [c.artifacts.front_end for c in (item_compiled, free_compiled)]
+    item_llvm, free_llvm = (_normalised_llvm(kernel.inspect_llvm(sig)) for kernel in kernels)
+    assert item_llvm == free_llvm, _difference(item_llvm, free_llvm, front_ends)
+    item_text, free_text = (_normalised_spirv(kernel.inspect_spirv(sig)) for kernel in kernels)
+    assert item_text == free_text, _difference(item_text, free_text, front_ends)
+    assert _instructions(item_compiled.spirv) == _instructions(free_compiled.spirv), front_ends
+
+
+def _difference(first: str, second: str, front_ends: list) -> str:
+    lines = difflib.unified_diff(first.splitlines(), second.splitlines(), lineterm="")
+    return f"front ends {front_ends}:\n" + "\n".join(list(lines)[:60])
