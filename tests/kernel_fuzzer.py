@@ -466,9 +466,9 @@ class Generator:
         if self.sycl and not self.item_only:
             options += ["atomic_ref", "private_atomic_ref"]
             if s.uniform:
-                options += ["group_algorithm", "group_algorithm", "fence"]
+                options += ["group_algorithm"] * 3 + ["fence"]
                 if self.sub_group_size:
-                    options += ["sub_group_algorithm", "sub_group_algorithm"]
+                    options += ["sub_group_algorithm"] * 4
         getattr(self, "st_" + r.choice(options))(level, s, depth)
 
     def st_assign(self, level, s, depth):
