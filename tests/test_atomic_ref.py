@@ -475,3 +475,16 @@ def last_sums(it, values, partials, ticket, total):
     kernel[dk.NdRange(4096, 64)](dpnp.asarray(values), partials, ticket, total).wait()
     assert dpnp.asnumpy(total)[0] == values.sum()
     assert dpnp.asnumpy(ticket)[0] == 64
+
+
+def test_a_target_keeps_its_orders_and_scopes_in_json_and_older_json_still_loads():
+    import json
+
+    target = Target.of(CPU)
+    again = Target.from_json(json.loads(json.dumps(target.to_json())))
+    assert again == target and again.atomic_memory == target.atomic_memory
+    older = {k: v for k, v in target.to_json().items() if not k.startswith("atomic_")}
+    loaded = Target.from_json(older)  # a bundle or cache entry written before them
+    assert loaded.atomic_memory is None and loaded.atomic_fence is None
+    with pytest.raises(ValueError, match="fields Target.to_json"):
+        Target.from_json({**target.to_json(), "atomic_memory": "all"})
