@@ -402,8 +402,8 @@ def _register_method(name: str, python_signature, lower, returns_value: bool) ->
     lowering_registry.lower(_method_key(name), AtomicRefType, types.VarArg(types.Any))(lower)
 
 
-for _name, (_check, _lower, _returns) in _METHODS.items():
-    _register_method(_name, _check, _lower, _returns)
+for _name, (_python_signature, _lower, _returns) in _METHODS.items():
+    _register_method(_name, _python_signature, _lower, _returns)
 typing_registry.register_attr(_AtomicRefAttributes)
 #: The methods of an AtomicRef: their constant arguments are frozen as literals (functions.py).
 METHODS = frozenset(_METHODS)

@@ -70,7 +70,7 @@ def _index_function(name: str, mangled: str, doc: str):
         if not isinstance(dim_type, types.IntegerLiteral):
             raise errors.UnsupportedError(
                 f"dk.{name}(d): the dimension is a constant 0, 1 or 2, not a value computed "
-                f"at run time (here a {dim_type} variable): write a literal, or a global, "
+                f"at run time (here a variable of type {dim_type}): write a literal, or a global, "
                 f"closure variable or NumPy integer that holds one (a constant lets the device "
                 f"compiler vectorise); for code generic over the range's rank, branch on "
                 f"dk.get_work_dim()"

@@ -115,7 +115,7 @@ def _dimension(public: str, dim_type) -> ir.Constant:
     if not isinstance(dim_type, types.IntegerLiteral):
         raise errors.UnsupportedError(
             f"{public}(d): the dimension is a constant 0, 1 or 2, not a value computed at run "
-            f"time (here a {dim_type} variable): write a literal, or a global, closure "
+            f"time (here a variable of type {dim_type}): write a literal, or a global, closure "
             f"variable or NumPy integer that holds one"
         )
     if dim_type.literal_value not in (0, 1, 2):
