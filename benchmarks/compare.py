@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from .cases.offload import offload_comparisons
+from .cases.sycl2020 import sycl2020_comparisons
 from .cases.work_group import work_group_comparisons
 from .results import (
     DPNP,
@@ -214,5 +215,6 @@ def all_comparisons(rows: list[Row], cache_bytes: int) -> list[Comparison]:
         + compile_comparisons(rows)
         + memory_comparisons(rows)
         + work_group_comparisons(rows)
+        + sycl2020_comparisons(rows)
         + offload_comparisons(rows)
     )

@@ -8,6 +8,8 @@ from pathlib import Path
 
 from .cases.offload import GROUP as OFFLOAD_GROUP
 from .cases.offload import offload_table
+from .cases.sycl2020 import GROUP as SYCL2020_GROUP
+from .cases.sycl2020 import sycl2020_table
 from .cases.work_group import GROUP as WORK_GROUP
 from .cases.work_group import work_group_table
 from .compare import BANDWIDTH_GROUPS, CACHE_FACTOR, DEVICE_GROUP, ndpex_peer_case
@@ -410,6 +412,8 @@ def render(
         parts += ["", *device_time_table(rows, comparisons)]
     if any(r.group == WORK_GROUP for r in rows):
         parts += ["", *work_group_table(rows, comparisons)]
+    if any(r.group == SYCL2020_GROUP for r in rows):
+        parts += ["", *sycl2020_table(rows, comparisons)]
     if any(r.group == OFFLOAD_GROUP for r in rows):
         parts += ["", *offload_table(rows, comparisons)]
     parts += notes(

@@ -17,6 +17,7 @@ from .cases.device_time import Profiled, run_device_time
 from .cases.launch import run_launch, run_reject
 from .cases.memory import run_memory
 from .cases.offload import run_offload
+from .cases.sycl2020 import run_sycl2020
 from .cases.work_group import run_work_group
 from .compare import all_comparisons
 from .config import make_config
@@ -36,6 +37,7 @@ GROUPS = (
     "memory",
     "numba-dpex",
     "work-group",
+    "sycl2020",
     "offload",
     "launch",
     "reject",
@@ -107,6 +109,7 @@ def main(argv: list[str] | None = None) -> int:
         "memory": lambda: run_memory(cfg),
         "numba-dpex": lambda: run_numba_dpex(cfg, machine),
         "work-group": lambda: run_work_group(cfg, ocl, notes),
+        "sycl2020": lambda: run_sycl2020(cfg),
         "offload": lambda: run_offload(cfg),
     }
     rows: list[Row] = []

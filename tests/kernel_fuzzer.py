@@ -4,7 +4,11 @@ One generator writes two programs side by side: the kernel (dk source) and its m
 generator function that runs one work-item and yields at every barrier. The model runs every
 work-item of a work-group in lock step between barriers, so race-free kernels (the grammar
 only writes what one work-item owns, and updates shared locations with commutative atomics)
-have one right answer. Kernels compile and run in a child process (an LLVM abort kills only
+have one right answer. A group algorithm is a yield too: the model's work-items hand their
+values over and each gets its result back (run_model). Some cases are written in SYCL 2020's
+forms (Generator.sycl): an item first, group algorithms over work-groups and sub-groups,
+dk.AtomicRef with memory orders and scopes, LocalAccessor arguments, read-only inputs and int64
+arithmetic that overflows. Kernels compile and run in a child process (an LLVM abort kills only
 the child), many per child; the parent restarts a child that dies and reports what it was
 running.
 
@@ -42,7 +46,12 @@ SHARED_LEN = 8
 PRIVATE_SLOTS = 4
 INT_CAP = 2**40  # so do integer variables: then sums and products of two stay in int64
 FLOAT_CAP = 1e6  # float variables stay below this, so no expression overflows to inf or NaN
-UNIT = "  # unit "  # ends each model line of lines that only make sense together (see reduce)
+UNIT = "  # unit "
+BITWISE_FAMILIES = (
+    "and",
+    "or",
+    "xor",
+)  # ends each model line of lines that only make sense together (see reduce)
 
 
 class E(NamedTuple):
@@ -67,12 +76,36 @@ class Scope:
     loop_vars: list[tuple[str, bool]] = field(default_factory=list)
 
 
+#: Group operations the grammar uses: dk name -> whether it takes floats.
+GROUP_OPS = {
+    "plus": True,
+    "multiplies": False,
+    "minimum": True,
+    "maximum": True,
+    "bit_and": False,
+    "bit_or": False,
+    "bit_xor": False,
+}
+#: Memory orders of dk.AtomicRef methods: those a read-modify-write, a load and a store take.
+RMW_ORDERS = ("RELAXED", "ACQUIRE", "RELEASE", "ACQ_REL", "SEQ_CST")
+LOAD_ORDERS = ("RELAXED", "ACQUIRE", "SEQ_CST")
+STORE_ORDERS = ("RELAXED", "RELEASE", "SEQ_CST")
+#: Sub-group sizes of cases with sub-group algorithms (whose results the model computes from
+#: the sub-groups' layout: docs/kernel-language.md#sub-group-size). Not 8: one kernel hung at
+#: a fixed size of 8 on Intel's CPU runtime (docs/kernel-language.md#known-issues).
+SUB_GROUP_SIZES = (4, 16)
+
+
 class Generator:
     """Writes one random kernel, its model and its launch configuration."""
 
-    def __init__(self, seed: int):
+    def __init__(self, seed: int, sycl: bool = False):
         self.r = random.Random(seed)
         self.seed = seed
+        #: SYCL 2020's forms (see the module docstring); every other case draws as before.
+        self.sycl = sycl
+        self.item_only = False
+        self.sub_group_size: int | None = None
         self.klines: list[str] = []
         self.mlines: list[str] = []
         self.counter = 0
@@ -428,6 +461,14 @@ class Generator:
             options.append("private_store")
         if any(d[1] == "tuple" for d in self.device_functions):
             options.append("call_tuple")
+        if self.sycl:
+            options.append("overflow")
+        if self.sycl and not self.item_only:
+            options += ["atomic_ref", "private_atomic_ref"]
+            if s.uniform:
+                options += ["group_algorithm"] * 3 + ["fence"]
+                if self.sub_group_size:
+                    options += ["sub_group_algorithm"] * 4
         getattr(self, "st_" + r.choice(options))(level, s, depth)
 
     def st_assign(self, level, s, depth):
@@ -523,6 +564,10 @@ class Generator:
         self.emit(level + 1, word)
 
     def st_barrier(self, level, s, depth):
+        if self.sycl and not self.item_only and self.chance(0.5):
+            scope = self.r.choice(["", ", dk.MemoryScope.WORK_GROUP", ", dk.MemoryScope.DEVICE"])
+            self.emit(level, f"dk.group_barrier(wg{scope})", "yield")
+            return
         flags = self.r.choice(
             [
                 "",
@@ -537,7 +582,9 @@ class Generator:
         kind = self.r.random()
         if kind < 0.3:
             e = self.int_expr(s, 2, uni=True)
-            name = self.r.choice(self.uniform_vars)
+            # A sub-group's reduction is one value per sub-group, as the compiler's check of
+            # group functions in converged control flow sees it (kernel_api/convergence.py).
+            name = self.r.choice(self.int_vars if self.sycl else self.uniform_vars)
             self.emit(
                 level,
                 f"{name} = dk.sub_group.reduce_add(({e.k}) % 1000) // dk.sub_group.get_size()",
@@ -618,6 +665,8 @@ class Generator:
 
     def st_shared_atomic(self, level, s, depth):
         dtype, family = self.r.choice(self.shared_arrays)
+        if family in BITWISE_FAMILIES:  # dk.atomic has none: dk.AtomicRef does
+            return self._atomic_ref_on(level, s, dtype, family)
         op = self.r.choice(["add", "sub"]) if family == "addsub" else family
         index = self.int_expr(s, 2)
         value = self._atomic_value(s, dtype, exact=family == "addsub" and dtype in FLOAT_DTYPES)
@@ -671,12 +720,11 @@ class Generator:
                 op = r.choice(["add", "sub"]) if family == "addsub" else family
                 index = self.int_expr(s, 2)
                 v = self._atomic_value(s, dtype, exact=family == "addsub" and dtype in FLOAT_DTYPES)
-                self.emit(
-                    level,
-                    f"dk.atomic.{op}({name}, ({index.k}) % {size}, {v.k})",
-                    f"A_{op}({name}, ({index.m}) % {size}, {v.m})",
-                    unit,
-                )
+                call = f"dk.atomic.{op}({name}, ({index.k}) % {size}, {v.k})"
+                if self.sycl and self.chance(0.5):
+                    ref = f"{name}, ({index.k}) % {size}{self._order_and_scope('local')}"
+                    call = f"dk.AtomicRef({ref}).fetch_{op}({v.k})"
+                self.emit(level, call, f"A_{op}({name}, ({index.m}) % {size}, {v.m})", unit)
             self.emit(level, "dk.barrier(dk.LOCAL_MEM_FENCE)", "yield", unit)
         index = self.int_expr(s, 2)
         if is_int:
@@ -699,6 +747,227 @@ class Generator:
                 unit,
             )
         self.emit(level, "dk.barrier(dk.LOCAL_MEM_FENCE)", "yield", unit)
+
+    # --- SYCL 2020's forms (Generator.sycl) ----------------------------------------------
+
+    def _order_and_scope(self, space: str) -> str:
+        """An AtomicRef's memory order and scope keywords (some left to their defaults): a
+        scope that covers every work-item touching an element of `space`."""
+        scopes = {
+            "global": ["DEVICE", "SYSTEM"],
+            "local": ["WORK_GROUP", "DEVICE", "SYSTEM"],
+            "private": ["SUB_GROUP", "WORK_GROUP", "DEVICE", "SYSTEM"],
+        }[space]
+        text = ""
+        if self.chance(0.7):
+            text += f", memory_order=dk.MemoryOrder.{self.r.choice(RMW_ORDERS)}"
+        if self.chance(0.7):
+            text += f", memory_scope=dk.MemoryScope.{self.r.choice(scopes)}"
+        return text
+
+    def _method_order(self, orders: tuple[str, ...]) -> str:
+        """An order given to the method itself, or none (the reference's own)."""
+        if self.chance(0.3):
+            return f"memory_order=dk.MemoryOrder.{self.r.choice(orders)}"
+        return ""
+
+    def st_atomic_ref(self, level, s, depth):
+        dtype, family = self.r.choice(self.shared_arrays)
+        self._atomic_ref_on(level, s, dtype, family)
+
+    def _atomic_ref_on(self, level, s, dtype: str, family: str) -> None:
+        """A dk.AtomicRef update of a shared global array, its old value unused (the order of
+        the work-items' updates is the device's)."""
+        op = self.r.choice(["add", "sub"]) if family == "addsub" else family
+        index = self.int_expr(s, 2)
+        value = self._atomic_value(s, dtype, exact=family == "addsub" and dtype in FLOAT_DTYPES)
+        ref = f"ga_{dtype}, ({index.k}) % {SHARED_LEN}{self._order_and_scope('global')}"
+        order = self._method_order(RMW_ORDERS)
+        self.emit(
+            level,
+            f"dk.AtomicRef({ref}).fetch_{op}({value.k}{', ' + order if order else ''})",
+            f"A_{op}(ga_{dtype}, ({index.m}) % {SHARED_LEN}, {value.m})",
+        )
+
+    def st_private_atomic_ref(self, level, s, depth):
+        """Every AtomicRef method on the work-item's own slots, the old values used."""
+        r = self.r
+        dtype = r.choice(self.private_atomic_dtypes)
+        array, slot = f"pa_{dtype}", f"(gid, {r.randrange(PRIVATE_SLOTS)})"
+        methods = ["fetch_add", "fetch_sub", "fetch_min", "fetch_max", "exchange"]
+        methods += ["compare_exchange", "load", "store"]
+        if dtype in INT_DTYPES:
+            methods += ["fetch_and", "fetch_or", "fetch_xor"]
+        method = r.choice(methods)
+        ref = f"dk.AtomicRef({array}, {slot}{self._order_and_scope('private')})"
+        if method == "store":
+            value = self._atomic_value(s, dtype, False)
+            order = self._method_order(STORE_ORDERS)
+            self.emit(
+                level,
+                f"{ref}.store({value.k}{', ' + order if order else ''})",
+                f"ST({array}, {slot}, {value.m})",
+            )
+            return
+        if method == "load":
+            order = self._method_order(LOAD_ORDERS)
+            call_k, call_m = f"{ref}.load({order})", f"A_load({array}, {slot})"
+        elif method == "compare_exchange":
+            expected = self._atomic_value(s, dtype, False)
+            if self.chance(0.5):
+                expected = _same(f"{array}[{slot[1:-1]}]", False)
+            desired = self._atomic_value(s, dtype, False)
+            call_k = f"{ref}.compare_exchange({expected.k}, {desired.k})"
+            call_m = f"A_compare_exchange({array}, {slot}, {expected.m}, {desired.m})"
+        else:
+            value = self._atomic_value(s, dtype, False)
+            order = self._method_order(RMW_ORDERS)
+            call_k = f"{ref}.{method}({value.k}{', ' + order if order else ''})"
+            call_m = f"A_{method.removeprefix('fetch_')}({array}, {slot}, {value.m})"
+        if dtype in INT_DTYPES:
+            name = r.choice(self.int_vars)
+            e = self.int_capped(E(f"np.int64({call_k})", f"W(int({call_m}))", False, 2.0**63))
+        else:
+            name = r.choice(self.float_vars)
+            e = self.capped(E(f"np.float64({call_k})", f"float({call_m})", False, 1e30))
+        self.emit(level, f"{name} = {e.k}", f"{name} = {e.m}")
+
+    def st_overflow(self, level, s, depth):
+        """int64 (or uint64) arithmetic that wraps around, as NumPy's does."""
+        name = self.r.choice(self.int_vars)
+        a, b, c = self.int_arg(s, 2), self.int_arg(s, 2), self.int_arg(s, 1)
+        if self.chance(0.5):
+            self.emit(
+                level,
+                f"{name} = ({a.k} * {b.k} * 4099 + {c.k}) % {INT_CAP}",
+                f"{name} = W(W(W({a.m} * {b.m}) * 4099) + {c.m}) % {INT_CAP}",
+            )
+            return
+        u = [f"np.uint64({x.k})" for x in (a, b, c)]
+        self.emit(
+            level,
+            f"{name} = np.int64(({u[0]} * {u[1]} + {u[2]}) % np.uint64({INT_CAP}))",
+            f"{name} = U(U(U({a.m}) * U({b.m})) + U({c.m})) % {INT_CAP}",
+        )
+
+    def st_fence(self, level, s, depth):
+        order = self.r.choice(RMW_ORDERS)
+        scope = self.r.choice(["WORK_GROUP", "DEVICE", "SYSTEM", "SUB_GROUP", "WORK_ITEM"])
+        self.emit(level, f"dk.atomic_fence(dk.MemoryOrder.{order}, dk.MemoryScope.{scope})", "pass")
+
+    def _group_operand(self, s: Scope, op: str, integer: bool) -> E:
+        """A group algorithm's operand: an int small enough that a group's product stays in
+        int64, or a float holding a small integer, so that any order of sums is exact."""
+        if integer:
+            e = self.int_arg(s, 2)
+            if op == "multiplies":
+                return E(f"(({e.k}) % 7 + 1)", f"(({e.m}) % 7 + 1)", e.u, 8.0)
+            return e
+        e = self.int_expr(s, 1)
+        return E(f"np.float64(({e.k}) % 1024)", f"float(({e.m}) % 1024)", e.u, 1024.0)
+
+    def _group_call(self, s: Scope, group: str, scope: str, kinds: list[str]):
+        """(kernel call, model request, whether the result is an int, kind) of one group
+        algorithm over `group` ("wg" or "sg")."""
+        r = self.r
+        kind = r.choice(kinds)
+        if kind == "vote":
+            which = r.choice(["any", "all", "none"])
+            c = self.condition(s)
+            call = f"(1 if dk.{which}_of_group({group}, {c.k}) else 0)"
+            return call, f"('{scope}', 'vote', '{which}', {c.m})", True, kind
+        op = r.choice(sorted(GROUP_OPS))
+        integer = not GROUP_OPS[op] or self.chance(0.6)
+        x = self._group_operand(s, op, integer)
+        if kind == "broadcast":
+            if scope == "sg":
+                return (
+                    f"dk.group_broadcast({group}, {x.k}, 0)",
+                    f"('sg', 'broadcast', {x.m}, 0)",
+                    integer,
+                    kind,
+                )
+            src = self.int_expr(s, 1, uni=True)
+            call = f"dk.group_broadcast({group}, {x.k}, ({src.k}) % lsz)"
+            return call, f"('wg', 'broadcast', {x.m}, ({src.m}) % lsz)", integer, kind
+        if kind == "select":
+            k = r.randint(0, 5)
+            lane = f"({group}.get_local_id() + {k}) % {group}.get_local_range()"
+            return (
+                f"dk.select_from_group({group}, {x.k}, {lane})",
+                f"('sg', 'select', {x.m}, {k})",
+                integer,
+                kind,
+            )
+        name = {"reduce": "reduce", "inclusive": "inclusive_scan", "exclusive": "exclusive_scan"}[
+            kind
+        ]
+        init = None
+        if self.chance(0.3) or (
+            not integer and kind == "exclusive" and op in ("minimum", "maximum")
+        ):
+            init = r.choice([1, 2, -1] if op == "multiplies" else [0, 1, 5, -3])
+            init = init if integer else float(init) / 2
+        operation = f"dk.{op}"
+        if init is None:
+            args = f"{x.k}, {operation}"
+        elif kind == "inclusive":
+            args = f"{x.k}, {operation}, {init}"
+        else:
+            args = f"{x.k}, {init}, {operation}"
+        call = f"dk.{name}_over_group({group}, {args})"
+        return call, f"('{scope}', '{kind}', '{op}', {x.m}, {init})", integer, kind
+
+    def st_group_algorithm(self, level, s, depth):
+        """A work-group algorithm (every work-item gets to it: the scope is uniform)."""
+        call, request, integer, kind = self._group_call(
+            s, "wg", "wg", ["reduce", "reduce", "inclusive", "exclusive", "broadcast", "vote"]
+        )
+        one_value = kind in ("reduce", "broadcast", "vote")  # the same for the whole group
+        self._assign_collective(level, call, request, integer, one_value)
+
+    def st_sub_group_algorithm(self, level, s, depth):
+        """A sub-group algorithm, or a shift whose lanes past the sub-group keep their value."""
+        kinds = ["reduce", "inclusive", "exclusive", "broadcast", "vote", "select", "shift"]
+        if self.r.random() < 1 / len(kinds):
+            return self._sub_group_shift(level, s)
+        call, request, integer, _kind = self._group_call(s, "sg", "sg", kinds[:-1])
+        self._assign_collective(level, call, request, integer, one_value=False)
+
+    def _assign_collective(self, level, call: str, request: str, integer: bool, one_value: bool):
+        if not integer:
+            name = self.r.choice(self.float_vars)
+            self.emit(level, f"{name} = {call}", f"{name} = (yield {request})")
+            return
+        # One value per work-group may go where the grammar keeps work-group-uniform values.
+        pool = self.uniform_vars if one_value and self.chance(0.5) else self.int_vars
+        name = self.r.choice(pool)
+        self.emit(
+            level,
+            f"{name} = np.int64({call}) % {INT_CAP}",
+            f"{name} = W(int((yield {request}))) % {INT_CAP}",
+        )
+
+    def _sub_group_shift(self, level, s):
+        delta = self.r.randint(1, 3)
+        left = self.chance(0.5)
+        x = self.int_arg(s, 2)
+        t, name = self.fresh("sh"), self.r.choice(self.int_vars)
+        unit = self.new_unit()
+        function = "shift_group_left" if left else "shift_group_right"
+        inside = (
+            f"sg.get_local_id() + {delta} < sg.get_local_range()"
+            if left
+            else f"sg.get_local_id() >= {delta}"
+        )
+        self.emit(
+            level,
+            f"{t} = dk.{function}(sg, {x.k}, {delta})",
+            f"{t} = yield ('sg', 'shift', {x.m}, {delta if left else -delta})",
+            unit,
+        )
+        self.emit(level, f"if {inside}:", f"if {t} is not None:", unit)
+        self.emit(level + 1, f"{name} = {t} % {INT_CAP}", f"{name} = {t} % {INT_CAP}", unit)
 
     # --- the whole program --------------------------------------------------------------
 
@@ -728,11 +997,30 @@ class Generator:
         ]
         for index in range(r.randint(0, 2)):
             self.device_function(index)
-        params = [f"ia_{d}" for d in INT_DTYPES] + [f"fa_{d}" for d in FLOAT_DTYPES]
+        inputs = [f"ia_{d}" for d in INT_DTYPES] + [f"fa_{d}" for d in FLOAT_DTYPES]
+        params = list(inputs)
         params += [f"ga_{d}" for d, _ in self.shared_arrays]
         params += [f"pa_{d}" for d in self.private_atomic_dtypes]
         params += ["out_i", "out_f", "out_f32", "n_i", "s_f"]
-        self.emit(0, f"def kern({', '.join(params)}):", f"def model(ctx, {', '.join(params)}):")
+        self.accessors: dict[str, str] = {}
+        readonly: list[str] = []
+        if self.sycl:
+            self.shared_arrays = [
+                (d, r.choice(BITWISE_FAMILIES) if d in INT_DTYPES and self.chance(0.3) else f)
+                for d, f in self.shared_arrays
+            ]
+            self.accessors = {n: d for n, d in self.local_arrays if self.chance(0.6)}
+            params += list(self.accessors)
+            readonly = [name for name in inputs if self.chance(0.5)]
+            # Item methods alone (no group, sub-group or AtomicRef): what the direct front end
+            # compiles, checked against Numba's front end as every case it compiles is.
+            self.item_only = self.chance(0.3)
+            if not self.item_only and self.chance(0.5):
+                self.sub_group_size = r.choice(SUB_GROUP_SIZES)
+        item = "it, " if self.sycl else ""
+        self.emit(
+            0, f"def kern({item}{', '.join(params)}):", f"def model(ctx, {', '.join(params)}):"
+        )
         self.prologue(ndim)
         s = Scope()
         self.block(1, s, r.randint(3, 8), depth=3)
@@ -763,10 +1051,18 @@ class Generator:
                 "out_f32": ["float32", [size, len(self.float_vars)]],
             },
             "params": params,
+            "sycl": self.sycl,
+            "accessors": {
+                name: [dtype, self.local_total] for name, dtype in self.accessors.items()
+            },
+            "readonly": readonly,
+            "sub_group_size": self.sub_group_size,
         }
 
     def prologue(self, ndim: int) -> None:
-        if ndim == 1:
+        if self.sycl:
+            ids = self._item_ids(ndim)
+        elif ndim == 1:
             ids = {
                 "gid": "dk.get_global_id(0)",
                 "lid": "dk.get_local_id(0)",
@@ -788,10 +1084,11 @@ class Generator:
         for name, text in ids.items():
             self.emit(1, f"{name} = {text}", f"{name} = ctx.{name}")
         for name, dtype in self.local_arrays:
+            kernel_line = f"{name} = dk.local.array({self.local_total}, dk.{dtype})"
+            if name in self.accessors:
+                kernel_line = f"# {name}: a dk.LocalAccessor argument"
             self.emit(
-                1,
-                f"{name} = dk.local.array({self.local_total}, dk.{dtype})",
-                f"{name} = ctx.local({name!r}, {self.local_total}, {dtype!r})",
+                1, kernel_line, f"{name} = ctx.local({name!r}, {self.local_total}, {dtype!r})"
             )
         for name, dtype, size in self.private_arrays:  # never left uninitialised
             unit = self.new_unit()
@@ -817,6 +1114,82 @@ class Generator:
                 self.emit(1, f"{name} = {e.k}", f"{name} = {e.m}")
                 pool.append(name)
 
+    def _item_ids(self, ndim: int) -> dict[str, str]:
+        """The prologue's ids read from the item, its group, or the free functions."""
+        if self.item_only:
+            return self._item_only_ids(ndim)
+        self.emit(1, "wg = it.get_group()", "pass")
+        self.emit(1, "sg = it.get_sub_group()", "pass")
+        if ndim == 1:
+            choices = {
+                "gid": ["it.get_global_linear_id()", "it.get_global_id(0)", "it.get_id(0)"],
+                "lid": [
+                    "it.get_local_linear_id()",
+                    "wg.get_local_linear_id()",
+                    "dk.get_local_id(0)",
+                ],
+                "grp": ["wg.get_group_linear_id()", "wg.get_group_id(0)"],
+                "lsz": ["it.get_local_linear_range()", "wg.get_local_range(0)"],
+                "gsz": ["it.get_global_linear_range()", "it.get_range(0)"],
+                "ngr": ["wg.get_group_linear_range()", "it.get_group_range(0)"],
+            }
+        else:
+            choices = {
+                "gid": [
+                    "it.get_global_linear_id()",
+                    "it.get_global_id(0) * it.get_global_range(1) + it.get_global_id(1)",
+                ],
+                "lid": [
+                    "it.get_local_linear_id()",
+                    "wg.get_local_id(0) * wg.get_local_range(1) + wg.get_local_id(1)",
+                ],
+                "grp": [
+                    "wg.get_group_linear_id()",
+                    "wg.get_group_id(0) * wg.get_group_range(1) + wg.get_group_id(1)",
+                ],
+                "lsz": ["it.get_local_linear_range()", "wg.get_local_linear_range()"],
+                "gsz": ["it.get_global_linear_range()", "it.get_range(0) * it.get_range(1)"],
+                "ngr": ["wg.get_group_linear_range()"],
+            }
+        return {name: self.r.choice(options) for name, options in choices.items()}
+
+    def _item_only_ids(self, ndim: int) -> dict[str, str]:
+        """The prologue's ids read from the item's own methods (and the free functions)."""
+        if ndim == 1:
+            choices = {
+                "gid": ["it.get_global_linear_id()", "it.get_global_id(0)", "it.get_id(0)"],
+                "lid": ["it.get_local_linear_id()", "it.get_local_id(0)"],
+                "grp": ["dk.get_group_id(0)"],
+                "lsz": ["it.get_local_linear_range()", "it.get_local_range(0)"],
+                "gsz": ["it.get_global_linear_range()", "it.get_range(0)"],
+                "ngr": ["it.get_group_range(0)"],
+            }
+        else:
+            choices = {
+                "gid": [
+                    "it.get_global_linear_id()",
+                    "it.get_id(0) * it.get_range(1) + it.get_id(1)",
+                ],
+                "lid": [
+                    "it.get_local_linear_id()",
+                    "it.get_local_id(0) * it.get_local_range(1) + it.get_local_id(1)",
+                ],
+                "grp": ["dk.get_group_id(0) * it.get_group_range(1) + dk.get_group_id(1)"],
+                "lsz": ["it.get_local_linear_range()"],
+                "gsz": ["it.get_global_linear_range()", "it.get_range(0) * it.get_range(1)"],
+                "ngr": ["it.get_group_range(0) * it.get_group_range(1)"],
+            }
+        return {name: self.r.choice(options) for name, options in choices.items()}
+
+
+SYCL_SHARE = 0.4  # of the cases, written in SYCL 2020's forms
+
+
+def is_sycl_case(seed: int) -> bool:
+    """Whether case `seed` is written in SYCL 2020's forms: drawn from a stream of its own, so
+    the other cases are what they were before these forms existed."""
+    return random.Random(seed * 7919 + 1).random() < SYCL_SHARE
+
 
 def generate(seed: int) -> dict:
     """The program (kernel, model, launch, arrays) of one case seed.
@@ -830,7 +1203,10 @@ def generate(seed: int) -> dict:
     one of them hung on that runtime, docs/kernel-language.md.) Decided from the seed, so the
     generator's draws, and every other case, stay as they were.
     """
-    case = Generator(seed).program()
+    case = Generator(seed, sycl=is_sycl_case(seed)).program()
+    if case["sycl"]:  # its sub-group size is the generator's (the model needs it)
+        case["host_simd"] = False
+        return case
     sub_groups = "dk.sub_group" in case["kernel"]
     case["host_simd"] = seed % 4 == 0 and not sub_groups
     case["sub_group_size"] = 1 if seed % 4 == 1 and not sub_groups else None
@@ -885,19 +1261,72 @@ def _model_namespace() -> dict:
             arr[idx] = conv(desired, arr.dtype)
         return before
 
-    int64 = np.dtype("int64")
+    int64, uint64 = np.dtype("int64"), np.dtype("uint64")
     return {
         "np": np,
         "math": math,
         "W": lambda value: wrap(value, int64),
+        "U": lambda value: wrap(value, uint64),
         "ST": store,
         "A_add": rmw(lambda a, b: a + b),
         "A_sub": rmw(lambda a, b: a - b),
         "A_min": rmw(lambda a, b: b if b < a else a),
         "A_max": rmw(lambda a, b: b if b > a else a),
+        "A_and": rmw(lambda a, b: a & b),
+        "A_or": rmw(lambda a, b: a | b),
+        "A_xor": rmw(lambda a, b: a ^ b),
         "A_exchange": rmw(lambda a, b: b),
+        "A_load": lambda arr, idx: old(arr, idx),
         "A_compare_exchange": compare_exchange,
     }
+
+
+#: The group operations of the model: (combine, identity for ints, identity for floats).
+_GROUP_OPERATIONS = {
+    "plus": (lambda a, b: a + b, 0, 0.0),
+    "multiplies": (lambda a, b: a * b, 1, 1.0),
+    "minimum": (min, 2**63 - 1, math.inf),
+    "maximum": (max, -(2**63), -math.inf),
+    "bit_and": (lambda a, b: a & b, -1, None),
+    "bit_or": (lambda a, b: a | b, 0, None),
+    "bit_xor": (lambda a, b: a ^ b, 0, None),
+}
+
+
+def _collective(requests: list) -> list:
+    """What each member of one group gets from a group algorithm, members in order (local
+    linear id, or lane), from what each asked: (scope, kind, ...) as the grammar writes."""
+    kind = requests[0][1]
+    if any(r[:2] != requests[0][:2] for r in requests):
+        raise ModelError(f"work-items of one group called different group algorithms: {requests}")
+    if kind == "vote":
+        which, truths = requests[0][2], [bool(r[3]) for r in requests]
+        answer = {"any": any(truths), "all": all(truths), "none": not any(truths)}[which]
+        return [answer] * len(requests)
+    if kind in ("broadcast", "select", "shift"):
+        values, size = [r[2] for r in requests], len(requests)
+        if kind == "broadcast":
+            return [values[requests[0][3]]] * size
+        if kind == "select":
+            return [values[(lane + r[3]) % size] for lane, r in enumerate(requests)]
+        return [
+            values[lane + r[3]] if 0 <= lane + r[3] < size else None
+            for lane, r in enumerate(requests)
+        ]
+    op, init = requests[0][2], requests[0][4]
+    combine, int_identity, float_identity = _GROUP_OPERATIONS[op]
+    values = [r[3] for r in requests]
+    floats = isinstance(values[0], float)
+    total = float_identity if floats else int_identity
+    results = []
+    for value in values:
+        before, total = total, combine(total, value)
+        results.append({"reduce": None, "inclusive": total, "exclusive": before}[kind])
+    if kind == "reduce":
+        results = [total] * len(values)
+    if init is not None:
+        results = [combine(init, r) for r in results]
+    return results
 
 
 class ModelError(Exception):
@@ -912,8 +1341,17 @@ def _flat(index, sizes) -> int:
     return flat
 
 
+def _sub_group_of(lid: tuple, local: tuple, size: int) -> tuple[int, int]:
+    """(sub-group index, lane) of the work-item at `lid`: sub-groups of `size` lanes cut from
+    each row of the work-group along its last dimension (docs/kernel-language.md)."""
+    row, along = _flat(lid, local) // local[-1], lid[-1]
+    per_row = -(-local[-1] // size)
+    return row * per_row + along // size, along % size
+
+
 def run_model(case: dict, arrays: dict, scalars: dict) -> None:
-    """Run every work-item of the model, work-group by work-group, in lock step at barriers."""
+    """Run every work-item of the model, work-group by work-group, in lock step at barriers
+    (a bare yield) and at group algorithms (a yield of a request, answered by _collective)."""
     import itertools
     from types import SimpleNamespace
 
@@ -925,15 +1363,15 @@ def run_model(case: dict, arrays: dict, scalars: dict) -> None:
     global_, local = case["global"], case["local"]
     ndim = len(global_)
     groups = [g // loc for g, loc in zip(global_, local)]
-    args = [arrays[p] if p in arrays else scalars[p] for p in case["params"]]
+    args = [arrays[p] if p in arrays else scalars.get(p) for p in case["params"]]
     for group in itertools.product(*(range(n) for n in groups)):
         shared: dict = {}
 
         def local_array(name, size, dtype, shared=shared):
             return shared.setdefault(name, np.zeros(size, dtype))
 
-        items = []
-        for lid in itertools.product(*(range(n) for n in local)):
+        items, sub_groups = [], {}
+        for index, lid in enumerate(itertools.product(*(range(n) for n in local))):
             g = [group[d] * local[d] + lid[d] for d in range(ndim)]
             ctx = SimpleNamespace(
                 gid=_flat(g, global_),
@@ -946,12 +1384,32 @@ def run_model(case: dict, arrays: dict, scalars: dict) -> None:
                 local=local_array,
             )
             items.append(model(ctx, *args))
+            if case.get("sub_group_size"):
+                sub_group, lane = _sub_group_of(lid, local, case["sub_group_size"])
+                sub_groups.setdefault(sub_group, {})[lane] = index
+        members = {
+            "wg": [list(range(len(items)))],
+            "sg": [[lanes[k] for k in sorted(lanes)] for lanes in sub_groups.values()],
+        }
+        replies: list = [None] * len(items)
         while True:
-            done = [next(item, StopIteration) is StopIteration for item in items]
-            if all(done):
+            asked = []
+            for item, reply in zip(items, replies):
+                try:
+                    asked.append(item.send(reply))
+                except StopIteration:
+                    asked.append(StopIteration)
+            if all(a is StopIteration for a in asked):
                 break
-            if any(done):
+            if any(a is StopIteration for a in asked) or len({a is None for a in asked}) > 1:
                 raise ModelError("work-items of one group reached different barriers")
+            replies = [None] * len(items)
+            if asked[0] is None:  # a barrier
+                continue
+            for group_members in members[asked[0][0]]:
+                answers = _collective([asked[i] for i in group_members])
+                for i, answer in zip(group_members, answers):
+                    replies[i] = answer
 
 
 # --- the child --------------------------------------------------------------------------
@@ -1056,14 +1514,39 @@ def _compiled(case: dict, namespace: dict, sig):
     return kernel
 
 
+def _device_arguments(case: dict, arrays: dict, scalars: dict) -> tuple[dict, list]:
+    """(device copies of `arrays`, the launch's arguments): the case's read-only inputs with
+    flags.writable off, its LocalAccessor arguments made for its work-group size."""
+    import dpnp
+
+    import dpex_kernels as dk
+
+    device_arrays = {n: dpnp.asarray(a) for n, a in arrays.items()}
+    for name in case.get("readonly", ()):
+        device_arrays[name].flags.writable = False
+    accessors = {n: dk.LocalAccessor(size, d) for n, (d, size) in case.get("accessors", {}).items()}
+    values = {**scalars, **accessors, **device_arrays}
+    return device_arrays, [values[p] for p in case["params"]]
+
+
+def _signature(case: dict, args: list):
+    import dpex_kernels as dk
+
+    return dk.void(
+        *(
+            dk.local_accessor(a.dtype, a.ndim) if isinstance(a, dk.LocalAccessor) else dk.typeof(a)
+            for a in args
+        )
+    )
+
+
 def _launched(case: dict, kernel, arrays: dict, scalars: dict) -> dict:
     """The arrays after one launch of `kernel` on copies of `arrays`."""
     import dpnp
 
     import dpex_kernels as dk
 
-    device_arrays = {n: dpnp.asarray(a) for n, a in arrays.items()}
-    args = [device_arrays[p] if p in device_arrays else scalars[p] for p in case["params"]]
+    device_arrays, args = _device_arguments(case, arrays, scalars)
     launch = dk.NdRange(dk.Range(*case["global"]), dk.Range(*case["local"]))
     kernel[launch](*args).wait()
     return {n: dpnp.asnumpy(a) for n, a in device_arrays.items()}
@@ -1074,16 +1557,12 @@ def run_case(case: dict) -> dict:
 
     A kernel the direct front end compiled is compiled by Numba's front end as well, and the
     two must agree (outcome "front-ends-differ" where they do not)."""
-    import dpnp
-
-    import dpex_kernels as dk
 
     arrays, scalars = _inputs(case)
     front_end = ""
     try:
         namespace = _define(case)
-        args = [dpnp.asarray(arrays[p]) if p in arrays else scalars[p] for p in case["params"]]
-        sig = dk.void(*(dk.typeof(a) for a in args))
+        sig = _signature(case, _device_arguments(case, arrays, scalars)[1])
         kernel = _compiled(case, namespace, sig)
         front_end = kernel.definitions[sig].artifacts.front_end
     except Exception as exc:

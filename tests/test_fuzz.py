@@ -1,5 +1,6 @@
 """The kernel fuzzer (tests/kernel_fuzzer.py): a bounded campaign, and checks that it can fail."""
 
+import numpy as np
 import pytest
 
 from tests import kernel_fuzzer as fuzzer
@@ -49,6 +50,55 @@ def test_generation_is_deterministic_and_varied():
         assert feature in text, feature
     for dtype in fuzzer.ATOMIC_DTYPES:
         assert f"ga_{dtype}" in text or f"pa_{dtype}" in text, dtype
+
+
+def test_sycl_2020_cases_use_the_new_constructs():
+    cases = [fuzzer.generate(fuzzer.case_seed(3, i)) for i in range(120)]
+    sycl = [case for case in cases if case["sycl"]]
+    assert 0.25 < len(sycl) / len(cases) < 0.55
+    assert all(case["kernel"].count("def kern(it, ") == 1 for case in sycl)
+    assert not any("def kern(it, " in case["kernel"] for case in cases if not case["sycl"])
+    text = "".join(case["kernel"] for case in sycl)
+    for feature in (
+        "dk.reduce_over_group(wg",
+        "dk.reduce_over_group(sg",
+        "dk.inclusive_scan_over_group(",
+        "dk.exclusive_scan_over_group(",
+        "dk.group_broadcast(wg",
+        "_of_group(",
+        "dk.select_from_group(sg",
+        "dk.shift_group_left(sg",
+        "dk.group_barrier(wg",
+        "dk.atomic_fence(",
+        "dk.AtomicRef(ga_",
+        "dk.AtomicRef(pa_",
+        "memory_order=dk.MemoryOrder.",
+        "memory_scope=dk.MemoryScope.",
+        ".fetch_xor(",
+        ".load(",
+        ".store(",
+        "dk.LocalAccessor argument",
+        "* 4099 +",
+        "np.uint64(",
+    ):
+        assert feature in text, feature
+    assert any(case["readonly"] for case in sycl) and any(case["accessors"] for case in sycl)
+    assert {case["sub_group_size"] for case in sycl} == {None, *fuzzer.SUB_GROUP_SIZES}
+    assert any("wg = " not in case["kernel"] for case in sycl)  # item methods alone
+
+
+def test_group_algorithms_in_the_model_match_numpy():
+    """The model's collectives (run_model answers each group's requests) against NumPy."""
+    values = [5, -3, 8, 1]
+    ask = [("wg", "inclusive", "plus", v, None) for v in values]
+    assert fuzzer._collective(ask) == list(np.cumsum(values))
+    ask = [("wg", "exclusive", "maximum", v, 2) for v in values]
+    assert fuzzer._collective(ask) == [2, 5, 5, 8]
+    ask = [("sg", "reduce", "multiplies", v, None) for v in values]
+    assert fuzzer._collective(ask) == [int(np.prod(values))] * 4
+    ask = [("sg", "shift", v, 1) for v in values]
+    assert fuzzer._collective(ask) == [-3, 8, 1, None]
+    assert fuzzer._sub_group_of((1, 5), (2, 6), 4) == (3, 1)  # rows of 6: lanes 4 + 2
 
 
 def test_a_wrong_model_is_reported_as_a_mismatch():

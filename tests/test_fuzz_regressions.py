@@ -76,3 +76,24 @@ def test_a_fixed_fuzzer_case_now_matches_its_model(path):
     finally:
         runner.close()
     assert result["outcome"] == "ok", result
+
+
+@pytest.mark.parametrize("debug", [False, True])
+def test_a_read_only_array_whose_shape_or_index_is_only_read_may_be_passed(debug):
+    """A launch refused a read-only array the kernel only reads (found by the fuzzer's SYCL
+    2020 cases, which pass read-only inputs): with debug=True the bounds check stores the
+    index and the array's bound in the error record, and an index computed from the array's
+    shape made a store look like a write through it."""
+
+    @dk.kernel(debug=debug)
+    def copy_last(a, b, n):
+        i = dk.get_global_id(0)
+        b[i] = a[(i + n) % a.shape[0]]
+        b[a.shape[0] - 1 - i] += 0
+
+    host = np.arange(8, dtype="i8")
+    source = dpnp.asarray(host)
+    source.flags.writable = False
+    out = dpnp.zeros(8, dtype="i8")
+    copy_last[8](source, out, 3).wait()
+    np.testing.assert_array_equal(dpnp.asnumpy(out), np.roll(host, -3))

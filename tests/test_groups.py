@@ -7,6 +7,8 @@ linear order (SYCL's last dimension fastest), its sub-groups the runs that
 
 from __future__ import annotations
 
+import re
+
 import dpnp
 import numpy as np
 import pytest
@@ -423,3 +425,157 @@ def test_wrapping_sums_and_scans_of_random_int32s_match_numpy(values, local):
 
 
 _PLUS = _kernel_for("plus")
+
+
+# --- group functions where not every work-item gets to ------------------------------------------
+
+#: Kernel bodies (after `def diverging(it, a, n):`) whose group function only some work-items
+#: of the group reach, and the line of the condition that decides it.
+DIVERGING = {
+    "inside an if on a local id": (
+        "    if it.get_local_id(0) == 0:\n"
+        "        a[0] = dk.reduce_over_group(it.get_group(), 1, dk.plus)\n",
+        2,
+    ),
+    "a ragged guard on the global id": (
+        "    if it.get_global_id(0) < n:\n        dk.group_barrier(it.get_group())\n",
+        2,
+    ),
+    "a flag set by the leader": (
+        "    x = 0\n"
+        "    if it.get_group().leader():\n"
+        "        x = 1\n"
+        "    if x == 1:\n"
+        "        a[0] = dk.reduce_over_group(it.get_group(), 1, dk.plus)\n",
+        5,
+    ),
+    "a loop over the local id": (
+        "    for k in range(it.get_local_id(0)):\n        dk.group_barrier(it.get_group())\n",
+        2,
+    ),
+    "after a break some work-items take": (
+        "    k = 0\n"
+        "    while k < 4:\n"
+        "        if it.get_local_id(0) == k:\n"
+        "            break\n"
+        "        k += 1\n"
+        "        a[1] = dk.group_broadcast(it.get_group(), k)\n",
+        4,
+    ),
+    "a value chosen by a varying condition": (
+        "    y = n if it.get_local_id(0) > 1 else 3\n"
+        "    if y > 2:\n"
+        "        dk.group_barrier(it.get_group())\n",
+        3,
+    ),
+    "a scan's result": (
+        "    s = dk.inclusive_scan_over_group(it.get_group(), 1, dk.plus)\n"
+        "    if s > 2:\n"
+        "        dk.group_barrier(it.get_group())\n",
+        3,
+    ),
+    "an element read at the work-item's id": (
+        "    if a[it.get_global_id(0)] > 0:\n        dk.group_barrier(it.get_group())\n",
+        2,
+    ),
+    "an atomic's old value": (
+        "    t = dk.AtomicRef(a, 0).fetch_add(1)\n"
+        "    if t == 3:\n"
+        "        dk.group_barrier(it.get_group())\n",
+        3,
+    ),
+    "an early return": (
+        "    if it.get_local_id(0) == 0:\n        return\n    dk.group_barrier(it.get_group())\n",
+        2,
+    ),
+    "a uniform if nested in a varying one": (
+        "    if it.get_local_id(0) == 0:\n"
+        "        if n > 0:\n"
+        "            a[0] = dk.any_of_group(it.get_group(), n > 1)\n",
+        2,
+    ),
+    "a work-group algorithm under a sub-group's index": (
+        "    if it.get_sub_group().get_group_id() == 0:\n"
+        "        a[0] = dk.reduce_over_group(it.get_group(), 1, dk.plus)\n",
+        2,
+    ),
+    "a sub-group algorithm under a lane": (
+        "    sg = it.get_sub_group()\n"
+        "    if sg.get_local_id() == 0:\n"
+        "        a[0] = dk.reduce_over_group(sg, 1, dk.plus)\n",
+        3,
+    ),
+    "a sub-group shift after a continue": (
+        "    sg = it.get_sub_group()\n"
+        "    for k in range(4):\n"
+        "        if sg.leader():\n"
+        "            continue\n"
+        "        a[1] = dk.shift_group_left(sg, k)\n",
+        4,
+    ),
+}
+
+#: Group functions every work-item of the group reaches: conditions the group agrees on.
+CONVERGED = {
+    "uniform conditions and loops": (
+        "    g = it.get_group()\n"
+        "    if g.get_group_id(0) == 0 and n > 1:\n"
+        "        a[0] = dk.reduce_over_group(g, it.get_local_id(0), dk.plus)\n"
+        "    for k in range(n):\n"
+        "        dk.group_barrier(g)\n"
+        "    t = dk.reduce_over_group(g, it.get_local_id(0), dk.plus)\n"
+        "    if t > 3:\n"
+        "        dk.group_barrier(g)\n"
+    ),
+    "an element read at a uniform index": (
+        "    if a[0] > -1:\n        dk.group_barrier(it.get_group())\n"
+    ),
+    "a broadcast of a varying value": (
+        "    t = dk.AtomicRef(a, 0).fetch_add(1)\n"
+        "    if dk.group_broadcast(it.get_group(), t) >= 0:\n"
+        "        dk.group_barrier(it.get_group())\n"
+    ),
+    "a sub-group algorithm under the sub-group's index": (
+        "    sg = it.get_sub_group()\n"
+        "    if sg.get_group_id() >= 0:\n"
+        "        a[1] = dk.reduce_over_group(sg, 1, dk.plus)\n"
+    ),
+    "a varying branch after the group function": (
+        "    for k in range(4):\n"
+        "        dk.group_barrier(it.get_group())\n"
+        "        if it.get_local_id(0) == 0:\n"
+        "            continue\n"
+        "        a[1] = k\n"
+    ),
+}
+
+
+_GROUP_CALL = re.compile(r"dk\.(\w+_group\w*|group_\w+)\(")
+
+
+def _diverging_kernel(name: str, body: str):
+    namespace = {"dk": dk}
+    exec(compile(f"def diverging(it, a, n):\n{body}", f"<{name}>", "exec"), namespace)  # noqa: S102
+    return dk.kernel(namespace["diverging"])
+
+
+@pytest.mark.parametrize("case", sorted(DIVERGING))
+def test_a_group_function_not_every_work_item_reaches_is_a_compile_error(case):
+    body, condition_line = DIVERGING[case]
+    kernel = _diverging_kernel(case, body)
+    a = dpnp.zeros(16, dtype="i8")
+    with pytest.raises(dk.KernelCompileError) as info:
+        kernel[dk.NdRange(16, 8)](a, 3)
+    message = str(info.value)
+    lines = body.splitlines()
+    call_line = 2 + max(i for i, line in enumerate(lines) if _GROUP_CALL.search(line))
+    assert "'diverging'" in message and "not every work-item" in message, message
+    assert f"the condition at line {condition_line}," in message, message
+    assert f"<{case}>:{call_line}" in message and "call it where all of them do" in message
+
+
+@pytest.mark.parametrize("case", sorted(CONVERGED))
+def test_group_functions_under_conditions_the_group_agrees_on_compile_and_run(case):
+    kernel = _diverging_kernel(case, CONVERGED[case])
+    a = dpnp.zeros(16, dtype="i8")
+    kernel[dk.NdRange(16, 8)](a, 3).wait()

@@ -1,10 +1,13 @@
-"""Which float atomics compile to the device's own (OpenCL's cl_ext_float_atomics), per dtype,
-address space and operation: the rest compile to compare-and-swap loops.
+"""What the device's atomics can do, as OpenCL reports it: which float atomics compile to the
+device's own (OpenCL's cl_ext_float_atomics), per dtype, address space and operation (the rest
+compile to compare-and-swap loops), and which memory orders and scopes its atomics and fences
+take (OpenCL 3.0's atomic capabilities).
 
-dpctl exposes no device extensions, so the OpenCL device with the same platform, name, vendor
-and driver version is asked through the OpenCL ICD loader that dpctl's runtime uses. Devices
-of other back ends (Level Zero), or a device the loader cannot name, get the loops.
-DPEX_KERNELS_FLOAT_ATOMICS=cas forces the loops everywhere. Numba-free.
+dpctl exposes neither, so the OpenCL device with the same platform, name, vendor and driver
+version is asked through the OpenCL ICD loader that dpctl's runtime uses. Devices of other back
+ends (Level Zero), or a device the loader cannot name, get the loops, and their orders and
+scopes are not known (so not checked). DPEX_KERNELS_FLOAT_ATOMICS=cas forces the loops
+everywhere. Numba-free.
 """
 
 from __future__ import annotations
@@ -28,6 +31,20 @@ _CL_DEVICE_VENDOR = 0x102C
 _CL_DRIVER_VERSION = 0x102D
 _CL_DEVICE_EXTENSIONS = 0x1030
 _CAPABILITIES = {"float32": 0x4231, "float64": 0x4232}  # CL_DEVICE_{SINGLE,DOUBLE}_FP_...
+_CL_DEVICE_ATOMIC_MEMORY_CAPABILITIES = 0x1063
+_CL_DEVICE_ATOMIC_FENCE_CAPABILITIES = 0x1064
+#: Bits of cl_device_atomic_capabilities -> the orders and scopes (dk.MemoryOrder and
+#: dk.MemoryScope member names) each allows. OpenCL has no sub-group scope of its own: a
+#: sub-group is part of its work-group, so work-group scope covers it.
+_ORDER_AND_SCOPE_BITS = {
+    1 << 0: ("RELAXED",),
+    1 << 1: ("ACQUIRE", "RELEASE", "ACQ_REL"),
+    1 << 2: ("SEQ_CST",),
+    1 << 3: ("WORK_ITEM",),
+    1 << 4: ("SUB_GROUP", "WORK_GROUP"),
+    1 << 5: ("DEVICE",),
+    1 << 6: ("SYSTEM",),
+}
 #: Capability bits of cl_ext_float_atomics: (space, operation) -> bit.
 _BITS = {
     ("global", "add"): 1 << 1,
@@ -162,3 +179,33 @@ def native_float_atomics(filter_string: str) -> frozenset[str]:
             f"(compare-and-swap loops everywhere)"
         )
     return frozenset() if mode == "cas" else _device_capabilities(filter_string)
+
+
+def _orders_and_scopes(lib, device, param: int) -> frozenset[str] | None:
+    raw = _info(lib.clGetDeviceInfo, device, param)
+    if raw is None or len(raw) != 8:  # before OpenCL 3.0: not reported
+        return None
+    bits = int.from_bytes(raw, "little")
+    return frozenset(
+        name for bit, names in _ORDER_AND_SCOPE_BITS.items() if bits & bit for name in names
+    )
+
+
+@functools.cache
+def atomic_orders_and_scopes(
+    filter_string: str,
+) -> tuple[frozenset[str] | None, frozenset[str] | None]:
+    """The memory orders and scopes (dk.MemoryOrder and dk.MemoryScope member names) that
+    `filter_string`'s device takes in atomic operations and in fences; None where OpenCL
+    does not say (another back end, an OpenCL before 3.0)."""
+    device = dpctl.SyclDevice(filter_string)
+    if device.backend != dpctl.backend_type.opencl:
+        return None, None
+    lib, handles = opencl_devices(device)
+    found = []
+    for param in (_CL_DEVICE_ATOMIC_MEMORY_CAPABILITIES, _CL_DEVICE_ATOMIC_FENCE_CAPABILITIES):
+        each = [_orders_and_scopes(lib, handle, param) for handle in handles]
+        known = [names for names in each if names is not None]
+        # Several devices alike (two equal GPUs): what all of them take.
+        found.append(frozenset.intersection(*known) if known and len(known) == len(each) else None)
+    return found[0], found[1]

@@ -303,24 +303,34 @@ def read_module(spirv: bytes) -> Module:
 
 
 def written_arguments(module: array) -> tuple[int, ...]:
-    """The entry point's parameters (by position) through which its code may write memory.
+    """The entry point's pointer parameters (by position) through which its code may write
+    memory.
 
-    Every value computed from a parameter (address arithmetic, casts, phis, selects) points
-    where the parameter does; a store or a writing atomic through such a value, a memory copy
-    into it, or a call given it (anything not inlined, conservatively) writes the parameter's
-    memory, and so does storing such a value anywhere (where it goes cannot be followed).
-    Values loaded from memory start afresh."""
+    Every value computed from a pointer parameter (address arithmetic, casts, phis, selects)
+    points where the parameter does; a store or a writing atomic through such a value, a memory
+    copy into it, or a call given it (anything not inlined, conservatively) writes the
+    parameter's memory, and so does storing such a value anywhere (where it goes cannot be
+    followed). Integer parameters (an array's shape, a scalar) point nowhere: an index computed
+    from them, or their value stored (debug mode's error record keeps an index and a bound),
+    writes none of them. Values loaded from memory start afresh."""
+    pointer_types = {
+        module[start + 1] for start, _, opcode in instructions(module) if opcode == OP_TYPE_POINTER
+    }
     body = _entry_function(module)
-    derived: dict[int, frozenset[int]] = {}  # id -> the parameters it is computed from
+    derived: dict[int, frozenset[int]] = {}  # id -> the pointer parameters it is computed from
     for position, (_, operands) in enumerate(i for i in body if i[0] == OP_FUNCTION_PARAMETER):
-        derived[operands[1]] = frozenset({position})
+        if operands[0] in pointer_types:
+            derived[operands[1]] = frozenset({position})
     changed = True
     while changed:  # again until settled: a phi may name a value defined further down
         changed = False
         for opcode, operands in body:
             if opcode in _VALUE_READS or opcode == OP_FUNCTION_PARAMETER or len(operands) < 3:
                 continue
-            sources = frozenset().union(*(derived.get(word, ()) for word in operands[2:]))
+            # An OpExtInst's set and instruction number are no values (the number would read
+            # as the id of whatever value has that number).
+            inputs = operands[4:] if opcode == OP_EXT_INST else operands[2:]
+            sources = frozenset().union(*(derived.get(word, ()) for word in inputs))
             if sources and not sources <= derived.get(operands[1], frozenset()):
                 derived[operands[1]] = sources | derived.get(operands[1], frozenset())
                 changed = True

@@ -29,6 +29,7 @@ from .kernel_api.groups import SCRATCH_ITEMS
 from .kernel_api.index_space import dimensions_used
 from .kernel_api.items import ItemType
 from .kernel_api.memory import LocalAccessorType
+from .kernel_api.registry import compiling_for
 from .target import EXCEPTIONS
 
 
@@ -80,7 +81,8 @@ def compile_kernel(
     options = options or CompileOptions()
     target = target or Target.of(device_of(argtypes))
     symbol = kernel_symbol(py_func.__name__)
-    front = compile_front_end(py_func, argtypes, symbol, options)
+    with compiling_for(target):  # the atomics' lowering checks the device's orders and scopes
+        front = compile_front_end(py_func, argtypes, symbol, options)
     try:
         linked_ir = str(front.module)
         artifact = KernelArtifact(

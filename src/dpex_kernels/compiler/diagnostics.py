@@ -105,12 +105,20 @@ _OUR_REFUSAL = re.compile(
 )
 
 
+# A template that prefers literal arguments (the kernel API's) refused both the literal and the
+# plain argument types: its reason is the message (the literal attempt's).
+_LITERAL_REFUSAL = re.compile(
+    r"^- Resolution failure for literal arguments:\n(.*?)\n- Resolution failure for non-literal",
+    re.S,
+)
+
+
 def _short(exc: BaseException) -> str:
     text = str(exc)
     if isinstance(exc, numba_errors.NumbaError):
         text = str(exc.args[0]) if exc.args else str(exc.msg)
     text = _PIPELINE.sub("", _COLOUR.sub("", text))
-    refusal = _OUR_REFUSAL.search(text)
+    refusal = _OUR_REFUSAL.search(text) or _LITERAL_REFUSAL.search(text)
     if refusal is not None:
         return refusal.group(1).strip()
     return _MESSAGE_END.split(text, maxsplit=1)[0].strip()
@@ -120,7 +128,9 @@ def is_user_error(exc: BaseException) -> bool:
     """Numba's verdicts on the code (typing, lowering, unsupported), and this target's refusals."""
     if isinstance(exc, numba_errors.InternalError):
         return False
-    return isinstance(exc, (numba_errors.NumbaError, NotImplementedError))
+    # Python that Numba cannot read (`f(**kwargs)`): not a NumbaError, but the code's.
+    unsupported = (numba_errors.NumbaError, numba_errors.UnsupportedBytecodeError)
+    return isinstance(exc, (*unsupported, NotImplementedError))
 
 
 def _reported_inside(exc: BaseException) -> KernelCompileError | None:

@@ -29,6 +29,9 @@ from numba.core.typing.typeof import typeof_impl
 from numba.stencils.stencil import StencilFunc
 
 from .diagnostics import compile_failure, current_loc, is_user_error
+from .kernel_api.atomic_ref import METHODS as ATOMIC_REF_METHODS
+from .kernel_api.convergence import ConvergedGroupCalls
+from .kernel_api.items import DIMENSION_METHODS
 from .kernel_api.registry import constant_argument, is_kernel_api, simulated
 from .patches import collector_paused
 from .target import TARGET_NAME, SYCLDevice, sycl_target
@@ -122,7 +125,8 @@ class _DeviceInlineClosureLikes(untyped_passes.InlineClosureLikes):
 class _KernelApiConstants(FunctionPass):
     """Every constant argument of a kernel API call as a literal (registry.constant_argument):
     `dk.get_global_id(_ZERO)` with `_ZERO = np.int64(0)` a global types as
-    `dk.get_global_id(0)`, which the index functions need to see a constant dimension."""
+    `dk.get_global_id(0)`, which the index functions need to see a constant dimension; so do
+    the arguments of item and AtomicRef methods (`item.get_id(_ZERO)`, `ref.load(ORDER)`)."""
 
     _name = "dpex_kernel_api_constants"
 
@@ -148,7 +152,7 @@ class _KernelApiConstants(FunctionPass):
 def _freeze_arguments(func_ir, scope, call: ir.Expr, body: list) -> bool:
     """Replace the constant arguments of `call`, a kernel API call, by literals assigned just
     before it (into `body`); whether any was."""
-    if not is_kernel_api(_constant(func_ir, call.func)):
+    if not (is_kernel_api(_constant(func_ir, call.func)) or _kernel_api_method(func_ir, call)):
         return False
 
     def frozen(var: ir.Var) -> ir.Var:
@@ -166,11 +170,45 @@ def _freeze_arguments(func_ir, scope, call: ir.Expr, body: list) -> bool:
     return changed
 
 
+def _kernel_api_method(func_ir, call: ir.Expr) -> bool:
+    """Whether `call` calls a method that takes constants: a dimension (`item.get_id(d)`) or
+    a memory order (`ref.load(memory_order=o)`)."""
+    definition = func_ir._definitions.get(_through_phis(func_ir, call.func).name, [])
+    return (
+        len(definition) == 1
+        and isinstance(definition[0], ir.Expr)
+        and definition[0].op == "getattr"
+        and definition[0].attr in DIMENSION_METHODS | ATOMIC_REF_METHODS
+    )
+
+
+def _through_phis(func_ir, var: ir.Var, depth: int = 0) -> ir.Var:
+    """`var`, or the one variable it is a copy of on every path: a conditional expression
+    among a call's arguments (`f(x, a if c else b)`) splits the statement into blocks, and
+    the callee and the arguments before it reach the call through copies (`$phi` variables,
+    phis once in SSA form)."""
+    found = func_ir._definitions.get(var.name, [])
+    copied = []
+    for definition in found:
+        if isinstance(definition, ir.Var):
+            copied.append(definition)
+        elif isinstance(definition, ir.Expr) and definition.op == "phi":
+            copied.extend(definition.incoming_values)
+        else:
+            return var  # defined by a value of its own
+    if not copied or depth > 16 or not all(isinstance(v, ir.Var) for v in copied):
+        return var
+    sources = {_through_phis(func_ir, v, depth + 1).name: v for v in copied}
+    if len(sources) != 1:
+        return var
+    return _through_phis(func_ir, next(iter(sources.values())), depth + 1)
+
+
 def _constant(func_ir, var: ir.Var) -> object:
     """Numba's constant inference of a variable (globals, closure variables, attributes of
-    modules and classes), or None where it finds none."""
+    modules and classes), through phis (_through_phis), or None where it finds none."""
     try:
-        return func_ir.infer_constant(var)
+        return func_ir.infer_constant(_through_phis(func_ir, var))
     except numba_errors.ConstantInferenceError:
         return None
 
@@ -201,6 +239,8 @@ class _DeviceCompiler(compiler.CompilerBase):
                 pass_class = _REPLACED_PASSES.get(pass_class, pass_class)
                 if pass_class not in _SKIPPED_PASSES:
                     built.add_pass(pass_class, description)
+                if pass_class is typed_passes.NopythonTypeInference:
+                    built.add_pass(ConvergedGroupCalls, "group functions in converged control flow")
             built.finalize()
             self._pipelines[key] = built
         pipeline = copy.copy(built)  # the passes and their analysis shared, the timings not

@@ -99,8 +99,11 @@ def set_llvm_flags(flags: Sequence[str]) -> None:
 # that have them; without the extensions the SPIR-V back end aborts on such an instruction.
 # The option only lets that back end translate them: nothing else is affected.
 _SPIRV_EXTENSIONS = "+SPV_EXT_shader_atomic_float_add,+SPV_EXT_shader_atomic_float_min_max"
+# The blocks LLVM inlines from a kernel's function are named after Numba's mangled name of it,
+# which grows with every parameter (workaround `long-local-names-parsed`).
+_LOCAL_NAME_LIMIT = "-non-global-value-max-name-size=1048576"
 #: process-wide LLVM options every SPIR-V emission needs (a fresh emitting process too)
-PROCESS_FLAGS = (f"-spirv-ext={_SPIRV_EXTENSIONS}",)
+PROCESS_FLAGS = (f"-spirv-ext={_SPIRV_EXTENSIONS}", _LOCAL_NAME_LIMIT)
 
 
 def _check_versions() -> None:

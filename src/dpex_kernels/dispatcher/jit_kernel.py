@@ -60,12 +60,13 @@ def _lazy_type(value, spec):
 def _item_first(py_func, names: tuple, declared: list | None, given: bool) -> bool:
     """Whether a kernel takes an item first (see JitKernel.takes_item); `given`: its item
     type was given, so it does."""
+    uses_item = takes_item(py_func)  # refuses an item anywhere but first
     if declared is None:
-        return given or takes_item(py_func)
+        return given or uses_item
     counts = {len(sig.args) for sig in declared}
     if counts == {len(names) - 1} and names:
         return True
-    if counts != {len(names)} or given:
+    if counts != {len(names)} or given or uses_item:
         raise TypeError(
             f"kernel '{py_func.__name__}' takes {len(names)} parameter(s); its signatures have "
             f"{', '.join(map(str, sorted(counts)))}: each has one type per parameter, or one "

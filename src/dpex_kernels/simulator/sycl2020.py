@@ -347,37 +347,37 @@ class AtomicRef:
     def _update(self, update, value=None, reads=True):
         return atomic_update(self._array, self._index, user_frame(2), update, value, reads)
 
-    def fetch_add(self, value, order=None):
+    def fetch_add(self, value, memory_order=None):
         return self._update(UPDATES["add"], value)
 
-    def fetch_sub(self, value, order=None):
+    def fetch_sub(self, value, memory_order=None):
         return self._update(UPDATES["sub"], value)
 
-    def fetch_min(self, value, order=None):
+    def fetch_min(self, value, memory_order=None):
         return self._update(UPDATES["min"], value)
 
-    def fetch_max(self, value, order=None):
+    def fetch_max(self, value, memory_order=None):
         return self._update(UPDATES["max"], value)
 
-    def fetch_and(self, value, order=None):
+    def fetch_and(self, value, memory_order=None):
         return self._update(UPDATES["and"], value)
 
-    def fetch_or(self, value, order=None):
+    def fetch_or(self, value, memory_order=None):
         return self._update(UPDATES["or"], value)
 
-    def fetch_xor(self, value, order=None):
+    def fetch_xor(self, value, memory_order=None):
         return self._update(UPDATES["xor"], value)
 
-    def exchange(self, value, order=None):
+    def exchange(self, value, memory_order=None):
         return self._update(UPDATES["exchange"], value, reads=False)
 
-    def load(self, order=None):
+    def load(self, memory_order=None):
         return self._update(lambda old, _: old)
 
-    def store(self, value, order=None) -> None:
+    def store(self, value, memory_order=None) -> None:
         self._update(UPDATES["exchange"], value, reads=False)
 
-    def compare_exchange(self, expected, desired, order=None):
+    def compare_exchange(self, expected, desired, memory_order=None):
         expected = self._array.convert(expected)
 
         def update(old, _):

@@ -53,8 +53,9 @@ def constant_barrier_flags(text: str, kernel_name: str) -> None:
     """Flags computed in the kernel (a | b) are constants once optimised: check those too."""
     for mangled, flags in _BARRIER_CALL.findall(text):
         if not flags.isdigit() or int(flags) not in FENCE_FLAGS:
+            value = int(flags) if flags.isdigit() else None
             raise KernelCompileError(
-                f"kernel '{kernel_name}': {fence_flags_error(_BARRIER_NAMES[mangled], flags)}"
+                f"kernel '{kernel_name}': {fence_flags_error(_BARRIER_NAMES[mangled], value)}"
             )
 
 

@@ -290,6 +290,17 @@ WORKAROUNDS: tuple[Workaround, ...] = (
         _llvm_22,
     ),
     Workaround(
+        "long-local-names-parsed",
+        "patches.PROCESS_FLAGS",
+        NUMBA,
+        "Blocks inlined from a kernel's function are named after Numba's mangled name of it, "
+        "which grows with every parameter; past LLVM's 1024 characters for a local name the "
+        "back end's parse of the optimised module failed (an internal error). The limit is "
+        "raised to 1 MiB process-wide.",
+        ("tests/fuzz_cases/long_inlined_block_names.json",),
+        "Numba mangled names of bounded length, or an LLVM without the limit",
+    ),
+    Workaround(
         "leaked-program-references",
         "program_binaries.release_leaked_references",
         DPCTL,

@@ -6,8 +6,8 @@ of a global or local array; its methods lower to SPIR-V's atomic built-ins (`__s
 with the order and scope as the constants SPIR-V takes. Integer operations are the device's
 own. A float fetch_add/sub/min/max is the device's native float atomic where it has one and
 the order is relaxed (atomics.py's placeholders), else a compare-and-swap loop with the order
-asked for. Whether the device supports an order or scope is the back end's check
-(backend/checks.py), which knows the device.
+asked for. An order or scope the device's atomics (or fences) do not take, as its Target
+records them, is refused where the call is lowered, naming it.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from .atomics import as_int, cas_loop, compare_exchange, element_pointer, float_
 from .atomics import float_update as float_updates
 from .items import GroupType, SubGroupType
 from .memory import LocalArrayType
-from .registry import call_builtin, host_stub, lowering_registry, typing_registry
+from .registry import call_builtin, compile_target, host_stub, lowering_registry, typing_registry
 from .spirv import GLOBAL, LOCAL
 
 _I32 = ir.IntType(32)
@@ -48,6 +48,26 @@ SPIRV_SCOPES = {
     MemoryScope.WORK_ITEM: 4,
 }
 _DTYPES = (types.int32, types.int64, types.uint32, types.uint64, types.float32, types.float64)
+
+
+def check_device_takes(what: str, order: MemoryOrder, scope: MemoryScope, fence: bool) -> None:
+    """Refuse an order or scope that the device being compiled for does not take in atomic
+    operations (or in fences, with `fence`)."""
+    target = compile_target()
+    if target is None:
+        return
+    takes = target.atomic_fence if fence else target.atomic_memory
+    if takes is None:  # not known: the device's compiler decides
+        return
+    for value in (order, scope):
+        if value.name not in takes:
+            kind = type(value)
+            offered = ", ".join(f"dk.{kind.__name__}.{m.name}" for m in kind if m.name in takes)
+            raise errors.UnsupportedError(
+                f"{what} with dk.{kind.__name__}.{value.name}: device {target.device} does not "
+                f"support that {'order' if kind is MemoryOrder else 'scope'} in "
+                f"{'fences' if fence else 'atomic operations'}; use one it does: {offered}"
+            )
 
 
 def semantics(order: MemoryOrder, storage: int) -> int:
@@ -181,8 +201,25 @@ def _method_key(name: str) -> str:
     return f"dpex.AtomicRef.{name}"
 
 
-def _order_argument(ref_type, value_type, what: str):
-    return constant_enum(MemoryOrder, value_type, what, ref_type.order)
+#: SYCL's default order of a load, and of a store, for each order of an atomic_ref
+#: (memory_order_traits: the read and write halves of a read-modify-write order).
+_READ_ORDER = {
+    MemoryOrder.RELEASE: MemoryOrder.RELAXED,
+    MemoryOrder.ACQ_REL: MemoryOrder.ACQUIRE,
+}
+_WRITE_ORDER = {
+    MemoryOrder.ACQUIRE: MemoryOrder.RELAXED,
+    MemoryOrder.ACQ_REL: MemoryOrder.RELEASE,
+}
+
+
+def _order_argument(name: str, ref_type, value_type, defaults: dict | None = None):
+    """The order an AtomicRef method `name` uses: its own argument, else the reference's (for
+    loads and stores, its read or write half); checked against the device."""
+    default = (defaults or {}).get(ref_type.order, ref_type.order)
+    order = constant_enum(MemoryOrder, value_type, f"AtomicRef.{name}'s memory_order", default)
+    check_device_takes(f"AtomicRef.{name}", order, ref_type.scope, fence=False)
+    return order
 
 
 def _spirv_atomic(builder, operation: str, ref_type, pointer, order, value=None):
@@ -209,7 +246,7 @@ def _as_integer_pointer(builder, ref_type, pointer):
 def _fetch(name: str, signed: str, unsigned: str, float_op: str | None):
     def lower(context, builder, sig, args):
         ref_type, pointer, value = sig.args[0], args[0], args[1]
-        order = _order_argument(ref_type, sig.args[2] if len(sig.args) > 2 else None, "order")
+        order = _order_argument(name, ref_type, sig.args[2] if len(sig.args) > 2 else None)
         value = context.cast(builder, value, sig.args[1], ref_type.dtype)
         dtype = ref_type.dtype
         if isinstance(dtype, types.Float):
@@ -236,7 +273,9 @@ def _failure_order(order: MemoryOrder) -> MemoryOrder:
 
 def _lower_load(context, builder, sig, args):
     ref_type = sig.args[0]
-    order = _order_argument(ref_type, sig.args[1] if len(sig.args) > 1 else None, "order")
+    order = _order_argument(
+        "load", ref_type, sig.args[1] if len(sig.args) > 1 else None, _READ_ORDER
+    )
     if order in (MemoryOrder.RELEASE, MemoryOrder.ACQ_REL):
         raise errors.UnsupportedError(
             f"AtomicRef.load with memory order {order.name}: a load does not release; use "
@@ -249,7 +288,9 @@ def _lower_load(context, builder, sig, args):
 
 def _lower_store(context, builder, sig, args):
     ref_type = sig.args[0]
-    order = _order_argument(ref_type, sig.args[2] if len(sig.args) > 2 else None, "order")
+    order = _order_argument(
+        "store", ref_type, sig.args[2] if len(sig.args) > 2 else None, _WRITE_ORDER
+    )
     if order in (MemoryOrder.ACQUIRE, MemoryOrder.ACQ_REL):
         raise errors.UnsupportedError(
             f"AtomicRef.store with memory order {order.name}: a store does not acquire; use "
@@ -265,7 +306,7 @@ def _lower_store(context, builder, sig, args):
 
 def _lower_exchange(context, builder, sig, args):
     ref_type = sig.args[0]
-    order = _order_argument(ref_type, sig.args[2] if len(sig.args) > 2 else None, "order")
+    order = _order_argument("exchange", ref_type, sig.args[2] if len(sig.args) > 2 else None)
     value = context.cast(builder, args[1], sig.args[1], ref_type.dtype)
     pointer = _as_integer_pointer(builder, ref_type, args[0])
     old = _spirv_atomic(
@@ -276,7 +317,9 @@ def _lower_exchange(context, builder, sig, args):
 
 def _lower_compare_exchange(context, builder, sig, args):
     ref_type = sig.args[0]
-    order = _order_argument(ref_type, sig.args[3] if len(sig.args) > 3 else None, "order")
+    order = _order_argument(
+        "compare_exchange", ref_type, sig.args[3] if len(sig.args) > 3 else None
+    )
     dtype = ref_type.dtype
     expected = context.cast(builder, args[1], sig.args[1], dtype)
     desired = context.cast(builder, args[2], sig.args[2], dtype)
@@ -301,34 +344,25 @@ def _order(a) -> bool:
     return isinstance(a, (types.Integer, types.Omitted, types.NoneType))
 
 
-#: name -> (argument check, lowering, whether it returns the element's dtype)
+def _one_operand(operand, memory_order=None):
+    """fetch_*, store and exchange: an operand and an optional order."""
+
+
+def _no_operand(memory_order=None):
+    """load: an optional order."""
+
+
+def _two_operands(expected, desired, memory_order=None):
+    """compare_exchange: the expected and the desired value, and an optional order."""
+
+
+#: name -> (Python signature, lowering, whether it returns the element's dtype)
 _METHODS = {
-    **{
-        name: (
-            lambda a: len(a) in (1, 2) and _value(a[0]) and (len(a) == 1 or _order(a[1])),
-            _fetch(name, *spirv),
-            True,
-        )
-        for name, spirv in _FETCH.items()
-    },
-    "load": (lambda a: len(a) <= 1 and all(map(_order, a)), _lower_load, True),
-    "store": (
-        lambda a: len(a) in (1, 2) and _value(a[0]) and (len(a) == 1 or _order(a[1])),
-        _lower_store,
-        False,
-    ),
-    "exchange": (
-        lambda a: len(a) in (1, 2) and _value(a[0]) and (len(a) == 1 or _order(a[1])),
-        _lower_exchange,
-        True,
-    ),
-    "compare_exchange": (
-        lambda a: (
-            len(a) in (2, 3) and _value(a[0]) and _value(a[1]) and (len(a) == 2 or _order(a[2]))
-        ),
-        _lower_compare_exchange,
-        True,
-    ),
+    **{name: (_one_operand, _fetch(name, *spirv), True) for name, spirv in _FETCH.items()},
+    "load": (_no_operand, _lower_load, True),
+    "store": (_one_operand, _lower_store, False),
+    "exchange": (_one_operand, _lower_exchange, True),
+    "compare_exchange": (_two_operands, _lower_compare_exchange, True),
 }
 
 
@@ -336,21 +370,30 @@ class _AtomicRefAttributes(AttributeTemplate):
     key = AtomicRefType
 
 
-def _register_method(name: str, check, lower, returns_value: bool) -> None:
+def _register_method(name: str, python_signature, lower, returns_value: bool) -> None:
+    pysig = inspect.signature(python_signature)
+
     class _Method(AbstractTemplate):
         key = _method_key(name)
         prefer_literal = True
 
         def generic(self, args, kws):
-            if "order" in kws:
-                args, kws = (*args, kws["order"]), {k: v for k, v in kws.items() if k != "order"}
-            if kws or not check(args):
+            try:
+                bound = pysig.bind(*args, **kws)
+            except TypeError:
+                return None
+            folded = [bound.arguments.get(p, types.Omitted(None)) for p in pysig.parameters]
+            if not all(map(_value, folded[:-1])) or not _order(folded[-1]):
                 return None
             ref_type = self.this
             if name in _BITWISE and isinstance(ref_type.dtype, types.Float):
-                raise errors.TypingError(f"AtomicRef.{name} takes integers; got {ref_type.dtype}")
+                raise errors.TypingError(
+                    f"AtomicRef.{name} takes integers; got an array of {ref_type.dtype}: on "
+                    f"floats use fetch_add, fetch_sub, fetch_min, fetch_max, exchange or "
+                    f"compare_exchange"
+                )
             result = ref_type.dtype if returns_value else types.none
-            return signature(result, *args).replace(recvr=ref_type)
+            return signature(result, *folded).replace(recvr=ref_type, pysig=pysig)
 
     def resolve(self, ty):
         return types.BoundFunction(_Method, ty)
@@ -359,9 +402,11 @@ def _register_method(name: str, check, lower, returns_value: bool) -> None:
     lowering_registry.lower(_method_key(name), AtomicRefType, types.VarArg(types.Any))(lower)
 
 
-for _name, (_check, _lower, _returns) in _METHODS.items():
-    _register_method(_name, _check, _lower, _returns)
+for _name, (_python_signature, _lower, _returns) in _METHODS.items():
+    _register_method(_name, _python_signature, _lower, _returns)
 typing_registry.register_attr(_AtomicRefAttributes)
+#: The methods of an AtomicRef: their constant arguments are frozen as literals (functions.py).
+METHODS = frozenset(_METHODS)
 
 
 # --- fences and barriers --------------------------------------------------------------------
@@ -392,6 +437,7 @@ class _AtomicFenceTemplate(AbstractTemplate):
 def _lower_atomic_fence(context, builder, sig, args):
     order = constant_enum(MemoryOrder, sig.args[0], "memory_order")
     scope = constant_enum(MemoryScope, sig.args[1], "memory_scope")
+    check_device_takes("dk.atomic_fence", order, scope, fence=True)
     if order != MemoryOrder.RELAXED:  # a relaxed fence orders nothing
         meaning = semantics(order, _STORAGE_BITS[GLOBAL] | _STORAGE_BITS[LOCAL])
         constants = [ir.Constant(_I32, SPIRV_SCOPES[scope]), ir.Constant(_I32, meaning)]
@@ -429,6 +475,7 @@ def _lower_group_barrier(context, builder, sig, args):
     group, scope_type = sig.args
     default = MemoryScope.SUB_GROUP if isinstance(group, SubGroupType) else MemoryScope.WORK_GROUP
     scope = constant_enum(MemoryScope, scope_type, "fence_scope", default)
+    check_device_takes("dk.group_barrier", MemoryOrder.ACQ_REL, scope, fence=True)
     execution = SPIRV_SCOPES[
         MemoryScope.SUB_GROUP if isinstance(group, SubGroupType) else MemoryScope.WORK_GROUP
     ]

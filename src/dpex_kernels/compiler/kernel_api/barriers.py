@@ -33,11 +33,14 @@ def _flags(context, builder, sig, args):
 FENCE_FLAGS = (LOCAL_MEM_FENCE, GLOBAL_MEM_FENCE, LOCAL_MEM_FENCE | GLOBAL_MEM_FENCE)
 
 
-def fence_flags_error(public: str, value) -> str:
-    """What is wrong with barrier flags `value` (also used on the optimised IR)."""
+def fence_flags_error(public: str, value: int | None) -> str:
+    """What is wrong with barrier flags `value`, None where they are not a constant (also used
+    on the optimised IR)."""
+    given = "flags" if value is None else value
+    problem = "" if value is not None else ", not a value computed at run time"
     return (
-        f"{public}({value}): the flags are dk.LOCAL_MEM_FENCE, dk.GLOBAL_MEM_FENCE or both "
-        f"(dk.LOCAL_MEM_FENCE | dk.GLOBAL_MEM_FENCE), as constants"
+        f"{public}({given}): the flags are dk.LOCAL_MEM_FENCE, dk.GLOBAL_MEM_FENCE or both "
+        f"(dk.LOCAL_MEM_FENCE | dk.GLOBAL_MEM_FENCE), as constants{problem}"
     )
 
 

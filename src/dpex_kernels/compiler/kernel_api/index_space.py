@@ -69,9 +69,11 @@ def _index_function(name: str, mangled: str, doc: str):
         dim_type = sig.args[0]
         if not isinstance(dim_type, types.IntegerLiteral):
             raise errors.UnsupportedError(
-                f"dk.{name}(d): the dimension is a constant 0, 1 or 2, not a value computed at "
-                f"run time (a constant lets the device compiler vectorise); for code generic "
-                f"over the range's rank, branch on dk.get_work_dim()"
+                f"dk.{name}(d): the dimension is a constant 0, 1 or 2, not a value computed "
+                f"at run time (here a variable of type {dim_type}): write a literal, or a global, "
+                f"closure variable or NumPy integer that holds one (a constant lets the device "
+                f"compiler vectorise); for code generic over the range's rank, branch on "
+                f"dk.get_work_dim()"
             )
         if dim_type.literal_value not in (0, 1, 2):
             raise errors.UnsupportedError(

@@ -11,6 +11,7 @@ argument. Methods only an nd_item has (local ids, groups, sub-groups) also call 
 from __future__ import annotations
 
 import dis
+import linecache
 import types as pytypes
 
 from llvmlite import ir
@@ -18,6 +19,7 @@ from numba.core import errors, types
 from numba.core.datamodel import models, register_default
 from numba.core.typing.templates import AbstractTemplate, AttributeTemplate, signature
 
+from ...errors import KernelCompileError
 from .index_space import call_index_placeholder, sub_group_id, sub_group_size
 from .registry import call_builtin, lowering_registry, typing_registry
 
@@ -113,7 +115,8 @@ def _dimension(public: str, dim_type) -> ir.Constant:
     if not isinstance(dim_type, types.IntegerLiteral):
         raise errors.UnsupportedError(
             f"{public}(d): the dimension is a constant 0, 1 or 2, not a value computed at run "
-            f"time (a literal, a global or a closure variable)"
+            f"time (here a variable of type {dim_type}): write a literal, or a global, closure "
+            f"variable or NumPy integer that holds one"
         )
     if dim_type.literal_value not in (0, 1, 2):
         raise errors.UnsupportedError(
@@ -234,21 +237,48 @@ def _lower_sub_group_leader(context, builder, sig, args):
     return builder.icmp_unsigned("==", lane, ir.Constant(_I32, 0))
 
 
+def _item_uses(code: pytypes.CodeType) -> dict[str, tuple[str, int | None]]:
+    """Parameter name -> (the item, group or sub-group method called on it, the line) of the
+    first such call on each parameter."""
+    parameters = set(code.co_varnames[: code.co_argcount])
+    instructions = list(dis.get_instructions(code))
+    uses: dict[str, tuple[str, int | None]] = {}
+    for instruction, following in zip(instructions, instructions[1:]):
+        if (
+            instruction.opname in ("LOAD_FAST", "LOAD_FAST_CHECK")
+            and instruction.argval in parameters
+            and following.opname in ("LOAD_ATTR", "LOAD_METHOD")
+            and following.argval in ITEM_METHODS
+        ):
+            line = following.positions.lineno if following.positions else None
+            uses.setdefault(instruction.argval, (following.argval, line))
+    return uses
+
+
 def takes_item(py_func: pytypes.FunctionType) -> bool:
-    """Whether a lazy kernel's first parameter is an item: the code calls an item, group or
-    sub-group method on it (`item.get_id(0)`), which no array or scalar has."""
+    """Whether a kernel's first parameter is an item: the code calls an item, group or
+    sub-group method on it (`item.get_id(0)`), which no array or scalar has. Such a call on
+    any other parameter is a KernelCompileError: the item is always the first parameter."""
     code = py_func.__code__
     if code.co_argcount == 0:
         return False
-    first = code.co_varnames[0]
-    instructions = list(dis.get_instructions(code))
-    return any(
-        instruction.opname in ("LOAD_FAST", "LOAD_FAST_CHECK")
-        and instruction.argval == first
-        and following.opname in ("LOAD_ATTR", "LOAD_METHOD")
-        and following.argval in ITEM_METHODS
-        for instruction, following in zip(instructions, instructions[1:])
-    )
+    names = code.co_varnames[: code.co_argcount]
+    uses = _item_uses(code)
+    misplaced = [name for name in names[1:] if name in uses]
+    if misplaced:
+        name = misplaced[0]
+        method, line = uses[name]
+        where = f"{code.co_filename}:{line or code.co_firstlineno}"
+        source = linecache.getline(code.co_filename, line or code.co_firstlineno).strip()
+        others = [n for n in names if n != name]
+        raise KernelCompileError(
+            f"cannot compile kernel '{py_func.__qualname__}' for a SYCL device: parameter "
+            f"'{name}' (position {names.index(name)}) is used as an item ({name}.{method}), "
+            f"but an item is only ever a kernel's first parameter: write "
+            f"def {py_func.__name__}({', '.join([name, *others])}) and launch it without an "
+            f"argument for the item\n  at {where}" + (f"\n    {source}" if source else "")
+        )
+    return names[0] in uses
 
 
 __all__ = [

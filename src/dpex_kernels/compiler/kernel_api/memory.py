@@ -65,6 +65,8 @@ class LocalAccessorType(LocalArrayType):
 def local_accessor(dtype: object, ndim: int) -> LocalAccessorType:
     """The parameter type of a dk.LocalAccessor argument, for declared signatures."""
     numba_dtype = scalar_type(dtype)
+    if not isinstance(numba_dtype, (nbtypes.Integer, nbtypes.Float)):  # as dk.LocalAccessor's
+        raise TypeError(f"a LocalAccessor's dtype is an integer or float type; got {dtype!r}")
     if isinstance(ndim, bool) or not isinstance(ndim, int) or not 1 <= ndim <= 3:
         raise ValueError(f"a LocalAccessor has 1 to 3 dimensions; got ndim={ndim!r}")
     return LocalAccessorType(numba_dtype, ndim)

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import threading
+from collections.abc import Iterator
+from contextvars import ContextVar
 
 import numpy as np
 from llvmlite import ir
@@ -16,6 +19,26 @@ lowering_registry = LoweringRegistry("dpex_kernels.kernel_api")
 #: While the simulator (dpex_kernels.simulator) runs a kernel in this thread, `table` maps public
 #: names ("dk.barrier") to its implementations, so every spelling of a stub runs in Python.
 simulation = threading.local()
+
+
+#: The device a kernel is being compiled for (compile.py: compiling_for), which the lowering of
+#: what a device may lack (atomic orders and scopes) checks against; None outside a compile.
+_compile_target: ContextVar = ContextVar("dpex_compile_target", default=None)
+
+
+@contextlib.contextmanager
+def compiling_for(target) -> Iterator[None]:
+    """Lower kernel API calls for `target` (an artifacts.target.Target) inside the block."""
+    token = _compile_target.set(target)
+    try:
+        yield
+    finally:
+        _compile_target.reset(token)
+
+
+def compile_target():
+    """The Target being compiled for, or None (nothing device-specific is then checked)."""
+    return _compile_target.get()
 
 
 def simulated(public: str):

@@ -123,6 +123,14 @@ class ExpressionLowering:
         return self.context.make_tuple(self.builder, self.typed.types[node], values)
 
     def expr_Call(self, node):
+        if (node, "method") in self.facts:  # an item's index method (typing_expressions.py)
+            fnty, signature = self.facts[(node, "method")]
+            receiver = self.expr(node.func.value)
+            args = [
+                self.cast(self.expr(a), self.typed.types[a], formal)
+                for a, formal in zip(node.args, signature.args)
+            ]
+            return self.implementation(fnty, signature)(self.builder, [receiver, *args], self.loc)
         fnty, signature = self.facts[(node, "call")]
         args = [self.expr(a) for a in node.args]
         kws = {k.arg: self.expr(k.value) for k in node.keywords}

@@ -17,6 +17,7 @@ from __future__ import annotations
 import ast
 import types as pytypes
 
+import numpy as np
 from numba.core import types
 
 from .errors import Unsupported
@@ -104,7 +105,9 @@ class Typer(StatementTyping, ExpressionTyping):
         return found
 
     def _global_type(self, value):
-        if isinstance(value, types.Array) or hasattr(value, "__array_interface__"):
+        if isinstance(value, types.Array) or (
+            hasattr(value, "__array_interface__") and not isinstance(value, np.generic)
+        ):  # NumPy scalars (`_ZERO = np.int64(0)`) are constants, as in Numba
             raise Unsupported("a global array")
         found = types.maybe_literal(value)
         if found is not None:

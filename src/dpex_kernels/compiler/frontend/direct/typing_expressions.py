@@ -9,10 +9,14 @@ import operator
 import numpy as np
 from numba.core import types
 
+from ...kernel_api.items import METHODS, ItemType
 from ...kernel_api.registry import constant_argument, is_kernel_api
 from .errors import Unsupported
 from .source import BINARY, UNARY
 from .typed import COMPARE, NOT_CONSTANT, Env
+
+#: The item's methods this front end compiles: those reading its ids and ranges.
+ITEM_INDEX_METHODS = METHODS[ItemType] - {"get_group", "get_sub_group"}
 
 
 class ExpressionTyping:
@@ -134,6 +138,10 @@ class ExpressionTyping:
         return ty
 
     def expr_Call(self, node, env):
+        if isinstance(node.func, ast.Attribute) and node.func.attr in ITEM_INDEX_METHODS:
+            receiver = self.expr(node.func.value, env)
+            if isinstance(receiver, ItemType):
+                return self.item_method_call(node, receiver, env)
         callee = self.expr(node.func, env)
         if not _may_call(self.out.facts.get((node.func, "value"))):
             raise Unsupported(f"a call of {ast.unparse(node.func)}")
@@ -156,6 +164,20 @@ class ExpressionTyping:
             node,
             lambda: f"call {ast.unparse(node.func)}{signature.args} -> {signature.return_type}",
         )
+        return signature.return_type
+
+    def item_method_call(self, node, receiver, env):
+        """`item.get_id(0)` and the item's other index methods, on the kernel's item: they read
+        the placeholders the free functions read (items.py), so both forms give one code.
+        (Its group and sub-group are Numba's front end's, which checks that group algorithms
+        run in converged control flow.)"""
+        if node.keywords:
+            raise Unsupported("keyword arguments to an item's method")
+        callee = self.ctx.resolve_getattr(receiver, node.func.attr)
+        args = tuple(self.constant_argument(a, self.expr(a, env)) for a in node.args)
+        signature = self.resolve(callee, args)
+        self.fact(node, "method", (callee, signature))
+        self.note(node, lambda: f"call {ast.unparse(node.func)}{args} -> {signature.return_type}")
         return signature.return_type
 
     def expr_Subscript(self, node, env):
