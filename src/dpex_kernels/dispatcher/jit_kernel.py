@@ -400,7 +400,7 @@ class JitKernel(KernelBase):
         ... def negate(a):
         ...     i = dk.get_global_id(0)
         ...     a[i] = -a[i]
-        >>> "i = call $" in negate.inspect_types(negate.signatures[0])
+        >>> "a[i] = " in negate.inspect_types(negate.signatures[0])
         True
         """
         return self._inspect(sig, lambda c: c.artifacts.type_annotation)
@@ -457,7 +457,8 @@ def kernel(
     cache : bool, default False
         Keep the compiled kernel on disk, where later processes load it without compiling.
     fastmath : bool, default False
-        Let the compiler reassociate float arithmetic and assume no NaNs or infinities.
+        Numba's fast-math: float arithmetic may be reassociated and fused, assuming no
+        NaNs or infinities.
     opt_level : int, default 3
         The optimisation level, 0 to 3.
     debug : bool, default False
