@@ -21,6 +21,7 @@ import re
 import warnings
 from pathlib import Path
 from types import ModuleType
+from typing import NamedTuple
 
 import numba
 import numpy as np
@@ -299,25 +300,35 @@ def _resolve(path: str):
     raise ImportError(path)
 
 
-def _directives() -> dict[str, tuple[object, set[str] | None]]:
-    """`::: path` -> (the object, the members its options list, or None for all)."""
-    found = {}
+class Directive(NamedTuple):
+    """One `::: path` of the reference: what it renders, and its options."""
+
+    target: object
+    members: set[str] | None  # the members its options list; None: all
+    heading: str | None
+
+
+def _directives() -> list[Directive]:
+    found = []
     lines = REFERENCE.read_text().splitlines()
     for index, line in enumerate(lines):
         if not line.startswith("::: "):
             continue
-        path = line[4:].strip()
-        members, listing = None, False
+        members = heading = None
+        listing = False
         for option in lines[index + 1 :]:
             if option and not option.startswith(" "):
                 break
-            if option.strip() == "members:":
+            option = option.strip()
+            if option == "members:":
                 members, listing = set(), True
-            elif listing and option.strip().startswith("- "):
-                members.add(option.strip()[2:])
-            elif option.strip():
+            elif listing and option.startswith("- "):
+                members.add(option[2:])
+            elif option.startswith("heading:"):
+                heading = option.partition(":")[2].strip().strip('"')
+            elif option:
                 listing = False
-        found[path] = (_resolve(path), members)
+        found.append(Directive(_resolve(line[4:].strip()), members, heading))
     return found
 
 
@@ -331,14 +342,18 @@ def test_every_public_name_is_in_the_reference(name):
     directives = _directives()
     owner, _, member = name.rpartition(".")
     if owner in MEMBERS and member in MEMBERS[owner]:
-        entries = [m for obj, m in directives.values() if obj is _public(owner)]
+        entries = [d.members for d in directives if d.target is _public(owner)]
         assert entries, f"{owner} has no entry in docs/reference.md"
         assert any(m is None or member in m for m in entries), f"{name} is not rendered"
         return
     rendered = _rendered_as(name)
-    assert any(obj is rendered for obj, _ in directives.values()), (
-        f"{name} has no `::: ...` entry in docs/reference.md"
-    )
+    (directive,) = [d for d in directives if d.target is rendered] or [None]
+    assert directive, f"{name} has no `::: ...` entry in docs/reference.md"
+    if directive.heading is not None:  # written where the rendered name would mislead
+        spelled, _, parameters = directive.heading.partition("(")
+        assert spelled == name.removeprefix("aot.runtime.")
+        written = [p.split("=")[0].strip() for p in parameters.rstrip(")").split(",")]
+        assert [p for p in written if p] == _parameters(name, _public(name))
 
 
 @pytest.mark.parametrize("name", VALUES)
