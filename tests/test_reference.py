@@ -23,6 +23,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import NamedTuple
 
+import jedi
 import numba
 import numpy as np
 import pytest
@@ -362,9 +363,13 @@ def test_every_public_value_is_in_the_reference(name):
 
 
 def test_kernel_scope_functions_show_their_parameters():
-    """What help(), IPython and jedi's interpreter mode read: the declaration's signature."""
+    """help(), IPython and jedi's interpreter mode (Jupyter's completion) read the declaration's
+    signature and docstring from the stub."""
     assert list(inspect.signature(dk.get_global_id).parameters) == ["dim"]
     assert list(inspect.signature(dk.atomic.add).parameters) == ["arr", "idx", "val"]
     assert dk.barrier.__doc__ == DECLARATIONS["dk.barrier"].__doc__
+    source = "dk.atomic.add("
+    (signature,) = jedi.Interpreter(source, [{"dk": dk}]).get_signatures(1, len(source))
+    assert [p.name for p in signature.params] == ["arr", "idx", "val"]
     with pytest.raises(TypeError, match="only be called inside a @dk.kernel"):
         dk.get_global_id(0)
