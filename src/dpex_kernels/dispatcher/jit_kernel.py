@@ -90,7 +90,8 @@ class JitKernel(KernelBase):
     runs on the queue of its array arguments (compute follows data; the default device's
     without arrays), after the work dpnp already submitted there and before what dpnp submits
     next, and the arguments stay alive until it completes. A kernel pickles, with the device
-    functions it calls, and launches in another process without compiling again.
+    functions it calls: another process with the same kind of device launches it without
+    compiling again.
 
     Attributes
     ----------

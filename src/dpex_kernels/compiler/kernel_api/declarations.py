@@ -734,6 +734,8 @@ def sub_group_get_local_id() -> int:
 
     Raises
     ------
+    KernelCompileError
+        When the kernel compiles, with ``sub_group_size=1`` (no sub-group operations then).
     TypeError
         If called from host code.
 
@@ -764,6 +766,8 @@ def sub_group_get_size() -> int:
 
     Raises
     ------
+    KernelCompileError
+        When the kernel compiles, with ``sub_group_size=1`` (no sub-group operations then).
     TypeError
         If called from host code.
 
