@@ -25,7 +25,6 @@ from typing import NamedTuple
 
 import jedi
 import numba
-import numpy as np
 import pytest
 from numba.core import errors as numba_errors
 from numba.core.extending import _Intrinsic
@@ -112,13 +111,13 @@ MUST_RAISE = {
     # every kernel-scope function refuses to run on the host
     **{public.removeprefix("dk."): {"TypeError"} for public in DECLARATIONS},
 }
-#: Numba intrinsics: their first parameter is Numba's typing context, not the caller's.
+#: Numba intrinsics return what their typing function gives, which no annotation says.
 INTRINSICS_RETURNING_NOTHING = {"raw_wait"}
-#: Public names whose docstrings live in a module being reworked elsewhere, as strict xfails
-#: so that the list shrinks when they are written.
+#: Public names whose docstrings wait for a change to their module elsewhere: strict xfails, so
+#: that an entry must go when its docstring comes.
 PENDING = {
-    "local_accessor": "defined in compiler/kernel_api/memory.py, whose docstring comes with the "
-    "kernel_api rework",
+    "local_accessor": "compiler/kernel_api/memory.py is being changed on another branch; the "
+    "docstring goes in after that merge",
 }
 
 
@@ -163,14 +162,14 @@ def _marked(names):
 def _target(name: str):
     """The object whose __doc__ describes `name`: a property's getter's for members."""
     owner, _, member = name.rpartition(".")
-    if owner in MEMBERS or owner in ATTRIBUTES:
+    if owner in MEMBERS:
         attribute = inspect.getattr_static(_public(owner), member)
         if isinstance(attribute, property):
             return attribute
     return _public(name)
 
 
-def _kind(name: str, target) -> str:
+def _kind(target) -> str:
     if isinstance(target, property):
         return "property"
     if inspect.isclass(target):
@@ -178,7 +177,7 @@ def _kind(name: str, target) -> str:
     return "function"
 
 
-def _parameters(name: str, target) -> list[str]:
+def _parameters(target) -> list[str]:
     """The parameters a caller passes, spelled as numpydoc documents them."""
     signature = inspect.signature(target)
     parameters = list(signature.parameters.values())
@@ -202,7 +201,7 @@ def _returns_something(name: str, target, kind: str) -> bool:
 
 
 def _exception(name: str) -> type | None:
-    for namespace in (dk, builtins, numba_errors, np):
+    for namespace in (dk, builtins, numba_errors):
         value = getattr(namespace, name, None)
         if isinstance(value, type) and issubclass(value, BaseException):
             return value
@@ -220,7 +219,7 @@ def _parsed(name: str, target) -> NumpyDocString:
 @pytest.mark.parametrize("name", _marked(DOCUMENTED))
 def test_the_docstring_has_every_section_it_needs(name):
     target = _target(name)
-    kind = _kind(name, target)
+    kind = _kind(target)
     doc = _parsed(name, target)
     summary = doc["Summary"]
     assert len(summary) == 1 and summary[0].endswith("."), f"{name}: a one-line summary"
@@ -234,7 +233,7 @@ def test_the_docstring_has_every_section_it_needs(name):
         and not issubclass(target, (BaseException, enum.Enum))
     )
     if kind == "function" or constructed:
-        assert documented == _parameters(name, target), f"{name}: Parameters"
+        assert documented == _parameters(target), f"{name}: Parameters"
     for parameter in doc["Parameters"]:
         assert parameter.desc, f"{name}: parameter {parameter.name} has no description"
 
@@ -354,7 +353,7 @@ def test_every_public_name_is_in_the_reference(name):
         spelled, _, parameters = directive.heading.partition("(")
         assert spelled == name.removeprefix("aot.runtime.")
         written = [p.split("=")[0].strip() for p in parameters.rstrip(")").split(",")]
-        assert [p for p in written if p] == _parameters(name, _public(name))
+        assert [p for p in written if p] == _parameters(_public(name))
 
 
 @pytest.mark.parametrize("name", VALUES)
