@@ -31,7 +31,30 @@ from .program_binaries import SYCL_INTERFACE_LIBRARY, release_leaked_references
 
 @dataclass(frozen=True)
 class KernelAttributes:
-    """What the device says about one compiled kernel (read from the SyclKernel)."""
+    """What the device says about one compiled kernel: ``kernel.definitions[sig].attrs``.
+
+    Read once from the built ``SyclKernel``; frozen.
+
+    Attributes
+    ----------
+    preferred_work_group_size_multiple : int
+        Work-group sizes that are a multiple of this run best.
+    max_work_group_size : int
+        The largest work-group this kernel can run in on its device.
+    private_mem_size : int
+        The private memory one work-item uses, in bytes.
+    max_sub_group_size : int
+        The largest sub-group the kernel may run in.
+    max_num_sub_groups : int
+        The most sub-groups a work-group may have.
+    compile_num_sub_groups : int
+        The number of sub-groups the kernel requires, 0 when it requires none.
+    compile_sub_group_size : int
+        The sub-group size the kernel requires (``@dk.kernel(sub_group_size=n)``), 0 when it
+        leaves it to the runtime.
+    num_args : int
+        The number of the kernel's OpenCL arguments (an array takes several).
+    """
 
     preferred_work_group_size_multiple: int
     max_work_group_size: int

@@ -42,10 +42,45 @@ def _collect(kernels) -> list[JitKernel]:
 
 
 def build(kernels, path: str | Path) -> Path:
-    """Write a bundle of the eager kernels in `kernels`: a list of them, or a module.
+    """Write eager kernels' SPIR-V and signatures to a file that launches without the compiler.
 
-    A listed lazy kernel is an error (its signatures are unknown); a module's are skipped.
-    Each definition is read back as aot.runtime.load will read it, checks and all.
+    ``dpex_kernels.aot.runtime.load`` reads the bundle back with neither Numba nor llvmlite:
+    an application can ship its kernels compiled. ``python -m dpex_kernels aot build MODULE -o
+    FILE`` does the same from the command line. Each definition is read back as
+    ``load`` will read it, checks and all, before the file is written.
+
+    Parameters
+    ----------
+    kernels : list of JitKernel, or module
+        The eager kernels (``@dk.kernel(sig)``) to bundle; of a module, every eager kernel
+        among its globals (its lazy ones are skipped).
+    path : str or pathlib.Path
+        The file to write (conventionally ``*.dpkb``), replaced if it exists.
+
+    Returns
+    -------
+    pathlib.Path
+        `path`.
+
+    Raises
+    ------
+    TypeError
+        If an item is not a ``@dk.kernel``, or a listed kernel is lazy (its signatures are
+        unknown).
+    ValueError
+        If there is no eager kernel to bundle, or two kernels share a name.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> import dpex_kernels as dk
+    >>> @dk.kernel(dk.void(dk.usm_array(dk.float32, 1)))
+    ... def ones(a):
+    ...     a[dk.get_global_id(0)] = 1
+    >>> folder = tempfile.TemporaryDirectory()
+    >>> dk.aot.build([ones], f"{folder.name}/kernels.dpkb").name
+    'kernels.dpkb'
+    >>> folder.cleanup()
     """
     path = Path(path)
     manifest = {"format": FORMAT, "version": VERSION, "kernels": []}

@@ -38,7 +38,42 @@ class BundledKernel(KernelBase):
 
 
 class Bundle:
-    """The kernels of one bundle, as attributes and items."""
+    """The kernels of one AOT bundle, as attributes and items, ready to launch.
+
+    ``dpex_kernels.aot.runtime.load`` returns one. ``bundle.vecadd`` and ``bundle["vecadd"]``
+    are the kernel of that name: launched as ``kernel[range](*args)`` with the same checks of
+    the arguments against its signatures, and its ``definitions[sig].attrs``, where a
+    signature is its text. Iterating gives the kernels' names.
+
+    Attributes
+    ----------
+    path : pathlib.Path
+        The bundle's file.
+    kernels : dict
+        ``{name: kernel}``.
+
+    Raises
+    ------
+    AttributeError
+        For ``bundle.name`` when the bundle has no kernel of that name.
+    KeyError
+        For ``bundle["name"]`` when the bundle has no kernel of that name.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> import dpnp
+    >>> import dpex_kernels as dk
+    >>> from dpex_kernels.aot.runtime import load
+    >>> @dk.kernel(dk.void(dk.usm_array(dk.float32, 1)))
+    ... def ones(a):
+    ...     a[dk.get_global_id(0)] = 1
+    >>> folder = tempfile.TemporaryDirectory()
+    >>> bundle = load(dk.aot.build([ones], f"{folder.name}/kernels.dpkb"))
+    >>> list(bundle), bundle["ones"] is bundle.ones
+    (['ones'], True)
+    >>> folder.cleanup()
+    """
 
     def __init__(self, path: Path, kernels: dict[str, BundledKernel]):
         self.path = path
@@ -121,12 +156,51 @@ def _kernel(archive: Archive, entry: dict, cache: bool) -> BundledKernel:
 
 
 def load(path: str | Path, cache: bool = False) -> Bundle:
-    """Read a bundle written by dpex_kernels.aot.build and build its kernels on their devices;
-    with `cache`, their device binaries are kept on disk and later processes load those (the
-    device binaries of cache=True kernels, docs/cache.md), skipping the runtime's builds.
+    """Read a bundle that ``dk.aot.build`` wrote, and build its kernels on their devices.
 
-    BundleError (a ValueError) for a file that is not such a bundle, or whose kernels cannot
-    run here; OSError when it cannot be read at all."""
+    Imports neither Numba nor llvmlite: an application launches bundled kernels with dpctl
+    and dpnp alone. Each kernel is built for the device its signatures name, which must be
+    present here.
+
+    Parameters
+    ----------
+    path : str or pathlib.Path
+        The bundle's file.
+    cache : bool, default False
+        Keep the device binaries the runtime builds on disk, so that later processes load them
+        instead of building the SPIR-V again (as for ``@dk.kernel(cache=True)``, docs/cache.md).
+
+    Returns
+    -------
+    Bundle
+        The bundle's kernels, launchable as ``bundle.name[range](*args)``.
+
+    Raises
+    ------
+    BundleError
+        A ValueError: the file is not a bundle this version of dpex_kernels reads, is damaged,
+        or holds code that fails the checks of docs/security.md; the message names the file
+        and the problem. Device binaries kept by `cache` are checked the same way.
+    OSError
+        If the file cannot be read.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> import dpnp
+    >>> import dpex_kernels as dk
+    >>> from dpex_kernels.aot.runtime import load
+    >>> @dk.kernel(dk.void(dk.usm_array(dk.float32, 1)))
+    ... def ones(a):
+    ...     a[dk.get_global_id(0)] = 1
+    >>> folder = tempfile.TemporaryDirectory()
+    >>> bundle = load(dk.aot.build([ones], f"{folder.name}/kernels.dpkb"))
+    >>> a = dpnp.zeros(3, dtype="f4")
+    >>> bundle.ones[3](a).wait()
+    >>> dpnp.asnumpy(a)
+    array([1., 1., 1.], dtype=float32)
+    >>> folder.cleanup()
+    """
     path = Path(path)
     try:
         archive = Archive(read_file(path, MAX_BUNDLE_BYTES, follow_symlinks=True))

@@ -276,7 +276,36 @@ class _OverloadKey:
 
 
 class DeviceFunction:
-    """What @dk.func returns: compiled per argument types when a kernel calls it."""
+    """A device function: compiled for the argument types of each kernel that calls it.
+
+    ``@dk.func`` makes one. Kernels and other device functions call it like a Python
+    function; it is compiled into them. It pickles with the kernels that call it.
+
+    Attributes
+    ----------
+    py_func : function
+        The Python function, which host code can call directly.
+    signatures : list
+        The tuples of argument types it has been compiled for.
+
+    Raises
+    ------
+    TypeError
+        When called from host code: call ``py_func`` there.
+
+    Examples
+    --------
+    >>> import dpex_kernels as dk
+    >>> @dk.func
+    ... def square(x):
+    ...     return x * x
+    >>> square.py_func(3)
+    9
+    >>> square(3)
+    Traceback (most recent call last):
+    ...
+    TypeError: device function 'square' can only be called from a @dk.kernel or another ...
+    """
 
     targetdescr = sycl_target
     _cpu_twins: dict[int, DeviceFunction] = {}
@@ -331,7 +360,37 @@ class DeviceFunction:
         return twin
 
     def compile(self, sig):
-        """Compile for a signature (or a tuple of argument types); returns Numba's result."""
+        """Compile the device function for one more signature, ahead of the kernels calling it.
+
+        Parameters
+        ----------
+        sig : Signature, str or tuple
+            A Numba signature (``dk.int64(dk.int64)``), its string (``"int64(int64)"``), or a
+            tuple of argument types.
+
+        Returns
+        -------
+        numba.core.compiler.CompileResult
+            Numba's result for it (its ``signature``, the typed IR's library).
+
+        Raises
+        ------
+        TypeError
+            If `sig` is not a signature.
+        KernelCompileError
+            If the function cannot be compiled for it; the message names the source line.
+
+        Examples
+        --------
+        >>> import dpex_kernels as dk
+        >>> @dk.func
+        ... def square(x):
+        ...     return x * x
+        >>> str(square.compile("float32(float32)").signature)
+        '(float32,) -> float32'
+        >>> square.signatures
+        [(float32,)]
+        """
         argtypes, return_type = sigutils.normalize_signature(sig)
         return self._compile(tuple(argtypes), return_type)
 
@@ -378,6 +437,22 @@ class DeviceFunction:
 
     @property
     def signatures(self):
+        """The tuples of argument types the device function is compiled for.
+
+        Returns
+        -------
+        list
+            One tuple of Numba types per compiled signature, in compile order.
+
+        Examples
+        --------
+        >>> import dpex_kernels as dk
+        >>> @dk.func(["int32(int32)", "float64(float64)"])
+        ... def twice(x):
+        ...     return 2 * x
+        >>> twice.signatures
+        [(int32,), (float64,)]
+        """
         self._compile_unpickled()
         return list(self.overloads)
 
@@ -508,9 +583,55 @@ jit_registry[SYCLDevice] = _jit_for_overloads
 
 
 def func(function_or_signatures=None, /, *, fastmath: bool = False, debug: bool = False):
-    """@dk.func (lazy) or @dk.func(sig | [sigs]): a device function for kernels to call.
+    """Make a Python function callable from kernels and other device functions.
 
-    A signature is a Numba signature (dk.int64(dk.int64)) or its string ("int64(int64)").
+    Used bare (``@dk.func``), it compiles for the argument types of each call, as part of the
+    calling kernel. Given signatures (``@dk.func(sig)``, ``@dk.func([sig1, sig2])``) it
+    compiles for those here, and a call must fit one of them without loss: an int64 argument
+    never narrows into an int32 parameter silently.
+
+    Parameters
+    ----------
+    function_or_signatures : function, Signature, str or list, optional
+        The Python function (bare form), or the signatures: Numba signatures
+        (``dk.int64(dk.int64)``) or their strings (``"int64(int64)"``).
+    fastmath : bool, default False
+        Numba's fast-math: float arithmetic may be reassociated and fused, assuming no
+        NaNs or infinities.
+    debug : bool, default False
+        Check every array index inside it, as a ``debug=True`` kernel does.
+
+    Returns
+    -------
+    DeviceFunction or callable
+        The device function; when called with signatures or options only, a decorator
+        making it.
+
+    Raises
+    ------
+    TypeError
+        If a signature is neither a Numba signature nor its string; and when the device
+        function is called from host code.
+    KernelCompileError
+        With signatures, if the function cannot be compiled for one; from a kernel's compile,
+        for a call that fits none of them without loss, for recursion, or for a typing error
+        inside the function. The message names the source line.
+
+    Examples
+    --------
+    >>> import dpnp
+    >>> import dpex_kernels as dk
+    >>> @dk.func
+    ... def clamp(x, low, high):
+    ...     return min(max(x, low), high)
+    >>> @dk.kernel
+    ... def clip(a):
+    ...     i = dk.get_global_id(0)
+    ...     a[i] = clamp(a[i], 1.0, 2.0)
+    >>> a = dpnp.asarray([0.5, 1.5, 2.5])
+    >>> clip[3](a).wait()
+    >>> dpnp.asnumpy(a)
+    array([1. , 1.5, 2. ])
     """
     from numba.core.typing.templates import Signature
 

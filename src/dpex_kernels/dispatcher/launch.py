@@ -52,6 +52,26 @@ class KernelBase(launcher.KernelCore):
 
     @property
     def signatures(self) -> list:
+        """The signatures the kernel has definitions for, in compile order.
+
+        Returns
+        -------
+        list
+            The keys of ``definitions``: as declared or inferred (an AOT bundle's are their
+            text).
+
+        Examples
+        --------
+        >>> import dpnp
+        >>> import dpex_kernels as dk
+        >>> @dk.kernel
+        ... def fill(a):
+        ...     a[dk.get_global_id(0)] = 1
+        >>> fill[2](dpnp.zeros(2, dtype="f4")).wait()
+        >>> fill[2](dpnp.zeros(2, dtype="i8")).wait()
+        >>> [str(sig.args[0].dtype) for sig in fill.signatures]
+        ['float32', 'int64']
+        """
         return list(self.definitions)
 
     def _compile_for(self, args, arg_specs) -> CompiledKernel | None:

@@ -197,11 +197,69 @@ def _slot_value(context, builder, slot, argtype, value):
 
 @intrinsic
 def raw_launch(typingctx, launch, queue_ref, arguments):
-    """Submit kernel[range] on `queue_ref` (a DPCTLSyclQueueRef) with raw arrays and scalars.
+    """Launch a kernel from a ``@numba.cfunc`` callback, on raw USM pointers and a raw queue.
 
-    Usable in @numba.cfunc and @njit code; arrays are Numba arrays over USM memory
-    (`numba.carray(pointer, shape, dtype)`). Returns the DPCTLSyclEventRef (0 if the runtime
-    refused the launch), owned by the caller: pass it to `raw_wait`.
+    For callbacks that another runtime calls with pointers and a ``DPCTLSyclQueueRef``: the
+    launch goes straight to dpctl's C API. It leaves to the caller what a Python launch does:
+    ordering with other work, keeping the memory alive until the kernel completes. The queue
+    must belong to the default context of the kernel's device (as every
+    ``dpctl.SyclQueue(device)`` and dpnp's queues do). Callable in compiled code only.
+
+    Parameters
+    ----------
+    launch : kernel[range]
+        An eager kernel with a ``dk.Range`` (an int or tuple of ints is one), e.g.
+        ``vecadd[n]``.
+    queue_ref : int or void pointer
+        The ``DPCTLSyclQueueRef`` to submit to.
+    arguments : tuple
+        The kernel's arguments: Numba arrays over USM memory
+        (``numba.carray(pointer, shape, dtype)``), matched to the signatures by dtype, ndim
+        and layout, and scalars, converted to the declared types.
+
+    Returns
+    -------
+    int
+        The ``DPCTLSyclEventRef``, owned by the caller (``raw_wait`` waits for and releases
+        it), or 0 if the runtime refused the launch.
+
+    Raises
+    ------
+    TypingError
+        When the callback compiles, if the arguments fit none of the kernel's signatures or
+        the launch has an ``NdRange``.
+
+    Examples
+    --------
+    >>> import ctypes
+    >>> import dpnp
+    >>> import numba
+    >>> import numpy as np
+    >>> import dpex_kernels as dk
+    >>> vector = dk.usm_array(dk.float32, 1)
+    >>> @dk.kernel(dk.void(vector, vector))
+    ... def double_into(x, y):
+    ...     i = dk.get_global_id(0)
+    ...     y[i] = 2 * x[i]
+    >>> @numba.cfunc("int32(voidptr, voidptr, voidptr, int64)")
+    ... def callback(queue, x_pointer, y_pointer, n):
+    ...     x = numba.carray(x_pointer, (n,), np.float32)
+    ...     y = numba.carray(y_pointer, (n,), np.float32)
+    ...     event = dk.raw_launch(double_into[n], queue, (x, y))
+    ...     if event == 0:
+    ...         return 1
+    ...     dk.raw_wait(event)
+    ...     return 0
+    >>> x, y = dpnp.arange(4, dtype="f4"), dpnp.zeros(4, dtype="f4")
+    >>> x.sycl_queue.wait()  # raw launches are not ordered with dpnp
+    >>> pointer = lambda a: a.__sycl_usm_array_interface__["data"][0]
+    >>> c_callback = ctypes.CFUNCTYPE(
+    ...     ctypes.c_int32, *[ctypes.c_void_p] * 3, ctypes.c_int64
+    ... )(callback.address)
+    >>> c_callback(x.sycl_queue.addressof_ref(), pointer(x), pointer(y), 4)
+    0
+    >>> dpnp.asnumpy(y)
+    array([0., 2., 4., 6.], dtype=float32)
     """
     if not isinstance(launch, LauncherType) or not isinstance(arguments, types.BaseTuple):
         return None
@@ -278,7 +336,28 @@ def raw_launch(typingctx, launch, queue_ref, arguments):
 
 @intrinsic
 def raw_wait(typingctx, event_ref):
-    """Wait for an event raw_launch returned, and release it."""
+    """Wait for an event ``raw_launch`` returned, and release it.
+
+    Callable in compiled code only (``@numba.cfunc``, ``@numba.njit``). Instead, the caller
+    may hand the event to C code, which waits with ``DPCTLEvent_Wait`` and releases it with
+    ``DPCTLEvent_Delete``.
+
+    Parameters
+    ----------
+    event_ref : int
+        The ``DPCTLSyclEventRef`` from ``raw_launch``; 0 is ignored.
+
+    Examples
+    --------
+    >>> import numba
+    >>> import dpex_kernels as dk
+    >>> @numba.cfunc("void(int64)")
+    ... def finish(event_ref):
+    ...     dk.raw_wait(event_ref)
+    >>> finish.ctypes(0)  # nothing to wait for
+
+    ``raw_launch``'s example waits for a launch.
+    """
     if not isinstance(event_ref, types.Integer):
         return None
 

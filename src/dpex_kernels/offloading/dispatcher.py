@@ -36,7 +36,29 @@ _array_key = launcher.array_key
 
 
 class OffloadFallbackWarning(UserWarning):
-    """A prange loop of a dk.offload(fallback="host") function runs on the host."""
+    """A loop of a ``dk.offload(fallback="host")`` function runs on the host, not the device.
+
+    Issued once per loop as the function compiles; the message names the loop's line and why
+    its body cannot run on a device. Turn it into an error with
+    ``warnings.simplefilter("error", dk.OffloadFallbackWarning)`` to find such loops.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> import dpnp
+    >>> import numpy as np
+    >>> from numba import prange
+    >>> import dpex_kernels as dk
+    >>> @dk.offload(fallback="host")
+    ... def noisy(a):
+    ...     for i in prange(a.shape[0]):
+    ...         a[i] = i + 0.0 * np.random.random()  # no random numbers on a device
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     noisy(dpnp.zeros(4))
+    >>> caught[0].category is dk.OffloadFallbackWarning
+    True
+    """
 
 
 @dataclass(frozen=True)
@@ -259,7 +281,60 @@ def _function_tree(py_func) -> ast.FunctionDef:
 
 
 def offload(function=None, /, signatures=None, *, fallback: str | None = None, cache: bool = False):
-    """@dk.offload, @dk.offload(sig | [sigs]), @dk.offload(fallback="host", cache=True)."""
+    """Compile a host function with Numba and run its parallel loops on the device of its data.
+
+    Like ``@numba.njit``, but every ``numba.prange`` loop nest (1 to 3 levels) and every
+    element-wise array expression over USM arrays becomes a kernel, launched in program order
+    on the queue of the arrays it touches; the code between them runs on the host. Reductions
+    in a prange body (``s += x``, ``s *= x``, ``min``, ``max`` into a scalar) are computed on
+    the device. Each new tuple of argument types compiles once.
+
+    Parameters
+    ----------
+    function : function, optional
+        The function (bare form ``@dk.offload``), or its signatures (as `signatures`).
+    signatures : Signature or list of Signature, optional
+        Signatures (``dk.void(t1, t2, ...)``; only the argument types count) to compile at
+        decoration time.
+    fallback : {None, "host"}, default None
+        ``"host"``: run a loop whose body cannot run on a device as a host loop, with an
+        ``OffloadFallbackWarning``, instead of raising ``KernelCompileError``.
+    cache : bool, default False
+        Keep the loops' kernels in the disk cache, as ``@dk.kernel(cache=True)`` does.
+
+    Returns
+    -------
+    OffloadDispatcher or callable
+        The compiled function, called like the Python one (its ``inspect_kernels()`` lists the
+        kernels it launches); with options or signatures only, a decorator making it.
+
+    Raises
+    ------
+    ValueError
+        If `fallback` is neither None nor ``"host"``.
+    TypeError
+        If a signature is not a ``dk.void(...)`` signature or the function's source cannot be
+        read; when called, for a NumPy array or another argument compiled code cannot take.
+    KernelCompileError
+        When the function compiles, for a loop body that cannot run on a device (naming the
+        loop's line), unless ``fallback="host"``.
+    ExecutionQueueError
+        When called with arrays on different queues or devices.
+
+    Examples
+    --------
+    >>> import dpnp
+    >>> from numba import prange
+    >>> import dpex_kernels as dk
+    >>> @dk.offload
+    ... def axpy(alpha, x, y):
+    ...     for i in prange(x.shape[0]):
+    ...         y[i] += alpha * x[i]
+    >>> x, y = dpnp.arange(4.0), dpnp.ones(4)
+    >>> axpy(2.0, x, y)
+    >>> dpnp.asnumpy(y)
+    array([1., 3., 5., 7.])
+    """
     if inspect.isfunction(function):
         return OffloadDispatcher(function, signatures, fallback=fallback, cache=cache)
     if fallback not in (None, "host"):

@@ -31,7 +31,48 @@ def _dims(values: tuple, what: str) -> tuple[int, ...]:
 
 
 class Range(tuple):
-    """A global index space of 1-3 dimensions; the last one varies fastest (SYCL order)."""
+    """The index space of a launch: one work-item per index, in 1 to 3 dimensions.
+
+    ``kernel[dk.Range(n0, n1)](...)`` runs ``n0 * n1`` work-items, ``dk.get_global_id(0)``
+    over ``n0`` and ``dk.get_global_id(1)`` over ``n1``; the last dimension varies fastest
+    between neighbouring work-items (SYCL's order), so ``out[i, j]`` walks a C-ordered array
+    contiguously. The runtime chooses the work-groups (``dk.NdRange`` chooses them itself). A
+    zero size launches nothing. A ``Range`` is a tuple of its sizes.
+
+    Parameters
+    ----------
+    *dims : int
+        The sizes, 1 to 3 non-negative ints (or one tuple or list of them).
+
+    Attributes
+    ----------
+    ndim : int
+        The number of dimensions.
+    size : int
+        The number of work-items, the product of the sizes.
+
+    Raises
+    ------
+    InvalidRangeError
+        If there are not 1 to 3 sizes, or one is not a non-negative int that fits in 64 bits.
+
+    Examples
+    --------
+    >>> import dpnp
+    >>> import dpex_kernels as dk
+    >>> r = dk.Range(2, 3)
+    >>> r.ndim, r.size, tuple(r)
+    (2, 6, (2, 3))
+    >>> @dk.kernel
+    ... def index(out):
+    ...     i, j = dk.get_global_id(0), dk.get_global_id(1)
+    ...     out[i, j] = 10 * i + j
+    >>> out = dpnp.empty((2, 3), dtype="i8")
+    >>> index[r](out).wait()
+    >>> dpnp.asnumpy(out)
+    array([[ 0,  1,  2],
+           [10, 11, 12]])
+    """
 
     __slots__ = ()
 
@@ -42,10 +83,12 @@ class Range(tuple):
 
     @property
     def ndim(self) -> int:
+        """The number of dimensions."""
         return len(self)
 
     @property
     def size(self) -> int:
+        """The number of work-items."""
         total = 1
         for dim in self:
             total *= dim
@@ -65,7 +108,52 @@ class Range(tuple):
 
 
 class NdRange:
-    """A global range cut into work-groups of `local_range`; each local size divides its global."""
+    """A launch's index space cut into work-groups of a size you choose.
+
+    Work-items of one work-group can share ``dk.local.array`` memory and wait for each other
+    at ``dk.barrier``; ``dk.get_local_id``, ``dk.get_group_id`` and the nd-item of SYCL 2020
+    kernels address them. An ``NdRange`` is immutable.
+
+    Parameters
+    ----------
+    global_range : Range, int or tuple of int
+        The whole index space, 1 to 3 sizes.
+    local_range : Range, int or tuple of int
+        The work-group's sizes, as many as `global_range` has, each at least 1 and dividing
+        its global size. Their product may not exceed the kernel's
+        ``attrs.max_work_group_size`` (checked at launch).
+
+    Attributes
+    ----------
+    global_range : Range
+        The whole index space.
+    local_range : Range
+        One work-group's sizes.
+    ndim : int
+        The number of dimensions.
+
+    Raises
+    ------
+    InvalidRangeError
+        If either range is malformed, they differ in dimensions, or a local size is 0 or does
+        not divide its global size.
+
+    Examples
+    --------
+    >>> import dpnp
+    >>> import dpex_kernels as dk
+    >>> @dk.kernel
+    ... def group_of(out):
+    ...     out[dk.get_global_id(0)] = dk.get_group_id(0)
+    >>> out = dpnp.empty(6, dtype="i8")
+    >>> group_of[dk.NdRange(6, 2)](out).wait()
+    >>> dpnp.asnumpy(out)
+    array([0, 0, 1, 1, 2, 2])
+    >>> dk.NdRange(6, 4)
+    Traceback (most recent call last):
+    ...
+    dpex_kernels.errors.InvalidRangeError: NdRange local size 4 does not divide global size 6 ...
+    """
 
     __slots__ = ("global_range", "local_range")
 
@@ -93,6 +181,7 @@ class NdRange:
 
     @property
     def ndim(self) -> int:
+        """The number of dimensions."""
         return len(self.global_range)
 
     def __repr__(self) -> str:

@@ -15,7 +15,41 @@ _SCALARS = {
 
 
 class USMArrayType(types.Array):
-    """A Numba array type that also records where the data lives: usm_type and device."""
+    """The type of a USM array parameter: a Numba array type that records where data lives.
+
+    ``dk.usm_array(...)`` and ``dk.typeof(array)`` make them. Inside a kernel it is a Numba
+    array (indexing, slicing, ``.shape``, ``.strides``, ``.size``, ``.ndim``). Two types are
+    equal, and hash equal, exactly when all their fields are; ``str()`` shows every field.
+
+    Attributes
+    ----------
+    dtype : numba.types.Type
+        The element type, a Numba scalar type.
+    ndim : int
+        The number of dimensions, 0 to 8.
+    layout : str
+        ``"C"``, ``"F"`` or ``"A"`` (any strides).
+    usm_type : str
+        ``"device"``, ``"shared"`` or ``"host"``.
+    device : str
+        The device's full filter string, e.g. ``"opencl:cpu:0"``.
+    readonly : bool
+        Whether the parameter takes read-only arrays too (the kernel cannot write it); shown
+        as a ``readonly`` prefix. Numba's ``mutable`` is its negation.
+    sycl_device : dpctl.SyclDevice
+        The device `device` names.
+
+    Examples
+    --------
+    >>> import dpex_kernels as dk
+    >>> t = dk.usm_array(dk.float32, 2, layout="F", usm_type="shared")
+    >>> t
+    usm_array(float32, 2d, F, shared, ...)
+    >>> t.dtype, t.ndim, t.layout, t.usm_type
+    (float32, 2, 'F', 'shared')
+    >>> t == dk.usm_array("f4", 2, "F", "shared", device=t.device)
+    True
+    """
 
     def __init__(self, dtype, ndim, layout, usm_type, device, readonly=False, aligned=True):
         self.usm_type = usm_type
@@ -43,7 +77,21 @@ class USMArrayType(types.Array):
 
     @property
     def sycl_device(self):
-        """The dpctl.SyclDevice this type names."""
+        """The ``dpctl.SyclDevice`` the type's `device` names.
+
+        Returns
+        -------
+        dpctl.SyclDevice
+            The device, e.g. to allocate arrays of this type on it.
+
+        Examples
+        --------
+        >>> import dpctl
+        >>> import dpex_kernels as dk
+        >>> t = dk.usm_array(dk.float32, 1)
+        >>> t.sycl_device == dpctl.SyclDevice(t.device)
+        True
+        """
         return device_by_canonical_name(self.device)
 
     @property
@@ -137,8 +185,55 @@ def usm_array(
     device: object = None,
     readonly: bool = False,
 ) -> USMArrayType:
-    """Build the type of a USM array argument; every field is normalised and validated. A
-    `readonly` parameter takes read-only arrays too, and the kernel cannot write it."""
+    """Describe a USM array parameter, for the signatures of eager kernels.
+
+    Every field is validated and normalised, so equal descriptions give equal types:
+    ``usm_array(dk.float32, 1, device="cpu") == usm_array("f4", 1, device="opencl:cpu:0")``
+    where that is the CPU device. An array matches the type when its dtype, ndim, usm_type
+    and device are equal and its layout is equal, or the type's layout is ``"A"``.
+
+    Parameters
+    ----------
+    dtype : Numba type, NumPy dtype or str
+        The element type: ``dk.float32``, ``numpy.float32``, ``numpy.dtype("f4")`` or
+        ``"float32"``: a bool, integer, float or complex type.
+    ndim : int
+        The number of dimensions, 0 to 8.
+    layout : {"C", "F", "A"}, default "C"
+        C-contiguous, Fortran-contiguous, or any strides.
+    usm_type : {"device", "shared", "host"}, default "device"
+        The USM allocation kind.
+    device : str or dpctl.SyclDevice, optional
+        A filter string (``"cpu"``, ``"opencl:cpu"``, ``"opencl:cpu:0"``) or a device; the
+        default SYCL device when None.
+    readonly : bool, default False
+        Take read-only arrays (``flags.writable`` false) too; the kernel cannot write it.
+
+    Returns
+    -------
+    USMArrayType
+        The type, with the normalised fields as attributes.
+
+    Raises
+    ------
+    TypeError
+        If `dtype` is not a supported scalar type, `ndim` not an int, `device` not a string
+        or device, or `readonly` not a bool.
+    ValueError
+        If `ndim`, `layout` or `usm_type` is out of range.
+    DeviceNotFoundError
+        If no SYCL device matches `device`.
+
+    Examples
+    --------
+    >>> import dpex_kernels as dk
+    >>> matrix = dk.usm_array("f4", 2, device="cpu")
+    >>> str(matrix)
+    'usm_array(float32, 2d, C, device, opencl:cpu:0)'
+    >>> @dk.kernel(dk.void(matrix, dk.float32))
+    ... def scale(a, factor):
+    ...     a[dk.get_global_id(0), dk.get_global_id(1)] *= factor
+    """
     numba_dtype = scalar_type(dtype)
     if isinstance(ndim, bool) or not isinstance(ndim, (int, np.integer)):
         raise TypeError(f"ndim must be an int from 0 to {MAX_NDIM}; got {ndim!r}")

@@ -51,19 +51,49 @@ class LocalAccessorType(LocalArrayType):
         """The numba-free description the launch matches against (types/params.py)."""
         return LocalAccessorSpec(str(self.dtype), self.ndim)
 
-    def copy(self, dtype=None, ndim=None, layout=None, readonly=None):
-        """A view of an accessor's memory is a local array."""
-        return LocalArrayType(
-            self.dtype if dtype is None else dtype,
-            self.ndim if ndim is None else ndim,
-            self.layout if layout is None else layout,
-            readonly=(not self.mutable) if readonly is None else readonly,
-            aligned=self.aligned,
-        )
-
 
 def local_accessor(dtype: object, ndim: int) -> LocalAccessorType:
-    """The parameter type of a dk.LocalAccessor argument, for declared signatures."""
+    """Describe a ``dk.LocalAccessor`` parameter, for the signatures of eager kernels.
+
+    The accessor's shape is not part of the type: each launch gives it, so one compiled kernel
+    serves every work-group size and local-memory size.
+
+    Parameters
+    ----------
+    dtype : numpy dtype, str or dk scalar type
+        The element type: an integer or float type.
+    ndim : int
+        The accessor's number of dimensions, 1 to 3.
+
+    Returns
+    -------
+    LocalAccessorType
+        The Numba type a signature lists for the parameter.
+
+    Raises
+    ------
+    TypeError
+        If `dtype` is not an integer or float type.
+    ValueError
+        If `ndim` is not 1, 2 or 3.
+
+    Examples
+    --------
+    >>> import dpnp
+    >>> import dpex_kernels as dk
+    >>> sig = dk.void(dk.usm_array(dk.float32, 1), dk.local_accessor(dk.float32, 1))
+    >>> @dk.kernel(sig)
+    ... def reverse_in_groups(a, scratch):
+    ...     i = dk.get_local_id(0)
+    ...     n = dk.get_local_size(0)
+    ...     scratch[i] = a[dk.get_global_id(0)]
+    ...     dk.barrier(dk.LOCAL_MEM_FENCE)
+    ...     a[dk.get_global_id(0)] = scratch[n - 1 - i]
+    >>> a = dpnp.arange(8, dtype="f4")
+    >>> reverse_in_groups[dk.NdRange(8, 4)](a, dk.LocalAccessor(4, "f4")).wait()
+    >>> dpnp.asnumpy(a)
+    array([3., 2., 1., 0., 7., 6., 5., 4.], dtype=float32)
+    """
     numba_dtype = scalar_type(dtype)
     if not isinstance(numba_dtype, (nbtypes.Integer, nbtypes.Float)):  # as dk.LocalAccessor's
         raise TypeError(f"a LocalAccessor's dtype is an integer or float type; got {dtype!r}")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import inspect
 import threading
 from collections.abc import Iterator
 from contextvars import ContextVar
@@ -12,6 +13,8 @@ from llvmlite import ir
 from numba.core import cgutils
 from numba.core.imputils import Registry as LoweringRegistry
 from numba.core.typing.templates import Registry
+
+from .declarations import DECLARATIONS
 
 typing_registry = Registry()
 lowering_registry = LoweringRegistry("dpex_kernels.kernel_api")
@@ -52,8 +55,12 @@ def host_stub(name: str, doc: str, public: str | None = None):
 
     Every stub lives in this module under `name`: Numba keys typing on globally reachable
     objects, and pickles find them here. `public` is how users spell it (default dk.<name>).
+    A public stub takes the signature and docstring of its declaration (declarations.py), so
+    that help(), IPython and the API reference show what users call; `doc` describes the
+    stubs that have none (those of generated code).
     """
     public = public or f"dk.{name}"
+    declaration = DECLARATIONS.get(public)
 
     def stub(*args, **kwargs):
         implementation = simulated(public)
@@ -64,7 +71,9 @@ def host_stub(name: str, doc: str, public: str | None = None):
         )
 
     stub.__name__ = stub.__qualname__ = name
-    stub.__doc__ = doc
+    stub.__doc__ = doc if declaration is None else declaration.__doc__
+    if declaration is not None:
+        stub.__signature__ = inspect.signature(declaration)
     stub.__module__ = __name__
     globals()[name] = stub
     return stub
