@@ -22,6 +22,8 @@ from examples import (
     mpi_ranks,
     reduction,
     scan,
+    scan_group_algorithms,
+    single_launch_reduction,
     vecadd,
 )
 from tests import kernel_fuzzer as fuzzer
@@ -121,6 +123,36 @@ def test_exclusive_scan():
     np.testing.assert_array_equal(simulated[2], expected)
 
 
+@pytest.mark.parametrize("size", [1, 3 * single_launch_reduction.BLOCK + 5])
+def test_single_launch_reduction(size):
+    x = RNG.random(size, dtype=np.float32)
+    kernel = single_launch_reduction.sum_kernel(dk.float32)
+    groups = single_launch_reduction.groups_for(x.size)
+    wg = single_launch_reduction.WORK_GROUP
+    partials = np.zeros(single_launch_reduction.MAX_GROUPS, np.float32)
+    ticket, out = np.zeros(1, np.int32), np.zeros(1, np.float32)
+    on_device, simulated = both(kernel, dk.NdRange(groups * wg, wg), x, partials, ticket, out)
+    for total, ticket_after in ((on_device[3], on_device[2]), (simulated[3], simulated[2])):
+        np.testing.assert_allclose(total[0], x.sum(dtype=np.float64), rtol=1e-5)
+        assert ticket_after[0] == 0  # put back for the next launch
+    np.testing.assert_allclose(simulated[1][:groups], on_device[1][:groups], rtol=1e-5)
+
+
+def test_exclusive_scan_with_group_algorithms():
+    x = RNG.integers(-100, 100, 1500).astype(np.int64)
+    block_sums, scan_blocks = scan_group_algorithms.scan_kernels(dk.int64)
+    blocks, block = scan.plan(x.size)
+    wide = dk.NdRange(blocks * scan.WORK_GROUP, scan.WORK_GROUP)
+    on_device, simulated = both(block_sums, wide, x, block, np.zeros(blocks, np.int64))
+    np.testing.assert_array_equal(simulated[1], on_device[1])
+    offsets = np.concatenate([[0], np.cumsum(simulated[1])[:-1]])
+    out = np.zeros_like(x)
+    on_device, simulated = both(scan_blocks, wide, x, block, offsets, out)
+    expected = np.concatenate([[0], np.cumsum(x)[:-1]])
+    np.testing.assert_array_equal(on_device[2], expected)
+    np.testing.assert_array_equal(simulated[2], expected)
+
+
 def test_kmeans_steps():
     n, features, clusters = 300, 3, 4
     x = RNG.random((n, features), dtype=np.float32)
@@ -213,7 +245,7 @@ def test_fuzzer_kernels_match_their_model_in_the_simulator_and_on_the_device(cas
     fuzzer.run_model(case, expected, scalars)
     simulated = {name: array.copy() for name, array in arrays.items()}
     for name in case.get("readonly", ()):  # SYCL 2020 cases (kernel_fuzzer.Generator.sycl)
-        simulated[name].flags.writable = False
+        simulated[name].flags.writeable = False
     accessors = {n: dk.LocalAccessor(size, d) for n, (d, size) in case.get("accessors", {}).items()}
     values = {**scalars, **accessors, **simulated}
     args = [values[p] for p in case["params"]]

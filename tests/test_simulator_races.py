@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dpnp
 import numpy as np
 import pytest
 from hypothesis import given
@@ -310,3 +311,102 @@ def test_races_off_checks_bounds_still():
     racy_histogram.simulate(races="off")[4](np.array([1, 1, 1, 1]), np.zeros(2, np.int64))
     with pytest.raises(dk.KernelBoundsError):
         racy_histogram.simulate(races="off")[4](np.array([1, 1, 1, 5]), np.zeros(2, np.int64))
+
+
+# --- ordering between work-groups by acquire and release --------------------------------
+
+
+def _last_group_sums(order, fence: bool = False):
+    """A kernel in which each work-group's leader writes its partial, takes a ticket, and the
+    work-group with the last ticket reads every partial (examples/single_launch_reduction.py's
+    handshake), with the given order on the ticket's fetch_add."""
+
+    @dk.kernel
+    def last_group_sums(it, x, partials, ticket, out):
+        g = it.get_group()
+        group, groups = g.get_group_id(0), g.get_group_range(0)
+        last = False
+        if g.leader():
+            partials[group] = x[group]
+            if fence:
+                dk.atomic_fence(dk.MemoryOrder.RELEASE, dk.MemoryScope.DEVICE)
+            counter = dk.AtomicRef(ticket, 0)
+            taken = counter.fetch_add(1, order)
+            if fence:
+                dk.atomic_fence(dk.MemoryOrder.ACQUIRE, dk.MemoryScope.DEVICE)
+            last = taken == groups - 1
+        if dk.group_broadcast(g, last):
+            total = 0.0
+            for k in range(it.get_local_id(0), groups, it.get_local_range(0)):
+                total += partials[k]
+            total = dk.reduce_over_group(g, total, dk.plus)
+            if g.leader():
+                out[0] = total
+
+    return last_group_sums
+
+
+def _run_last_group_sums(kernel, groups=5, local=4):
+    x = np.arange(1.0, groups + 1)
+    out = np.zeros(1)
+    launch = dk.NdRange(groups * local, local)
+    kernel.simulate[launch](x, np.zeros(groups), np.zeros(1, np.int32), out)
+    return x, out
+
+
+@pytest.mark.parametrize(
+    "order",
+    [dk.MemoryOrder.ACQ_REL, dk.MemoryOrder.SEQ_CST],
+    ids=["acq_rel", "seq_cst"],
+)
+def test_partials_published_by_release_and_read_after_acquire_are_not_a_race(order):
+    kernel = _last_group_sums(order)
+    x, out = _run_last_group_sums(kernel)
+    assert out[0] == x.sum()
+    on_device = dpnp.zeros(1)  # the same kernel on the device agrees
+    kernel[dk.NdRange(20, 4)](
+        dpnp.asarray(x), dpnp.zeros(5), dpnp.zeros(1, dtype="i4"), on_device
+    ).wait()
+    assert float(on_device[0]) == x.sum()
+
+
+def test_release_fence_before_a_relaxed_ticket_and_acquire_fence_after_order_the_groups():
+    kernel = _last_group_sums(dk.MemoryOrder.RELAXED, fence=True)
+    x, out = _run_last_group_sums(kernel)
+    assert out[0] == x.sum()
+
+
+def test_the_same_handshake_with_relaxed_atomics_is_a_race_between_work_groups():
+    kernel = _last_group_sums(dk.MemoryOrder.RELAXED)
+    with pytest.raises(dk.KernelRaceError) as caught:
+        _run_last_group_sums(kernel)
+    message = str(caught.value)
+    assert "data race on 'partials'" in message and "different work-groups" in message
+    assert "partials[group] = x[group]" in message and "total += partials[k]" in message
+
+
+@pytest.mark.parametrize(
+    "order", [dk.MemoryOrder.RELEASE, dk.MemoryOrder.ACQUIRE], ids=["release", "acquire"]
+)
+def test_a_release_without_an_acquire_or_the_reverse_orders_nothing(order):
+    kernel = _last_group_sums(order)
+    with pytest.raises(dk.KernelRaceError, match="data race on 'partials'"):
+        _run_last_group_sums(kernel)
+
+
+def test_an_acquire_orders_only_the_work_item_that_made_it_until_a_barrier():
+    @dk.kernel
+    def read_before_the_barrier(it, flag_and_data, out):
+        g = it.get_group()
+        if g.get_group_id(0) == 0:
+            if g.leader():
+                flag_and_data[1] = 7.0
+                dk.AtomicRef(flag_and_data, 0, memory_order=dk.MemoryOrder.RELEASE).store(1.0)
+        else:
+            if g.leader():
+                dk.AtomicRef(flag_and_data, 0, memory_order=dk.MemoryOrder.ACQUIRE).load()
+            else:
+                out[it.get_local_id(0)] = flag_and_data[1]  # no barrier after the acquire
+
+    with pytest.raises(dk.KernelRaceError, match=r"data race on 'flag_and_data'\[1\]"):
+        read_before_the_barrier.simulate[dk.NdRange(4, 2)](np.zeros(2), np.zeros(2))

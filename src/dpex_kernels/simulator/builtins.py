@@ -10,6 +10,7 @@ import numpy as np
 
 from ..compiler.kernel_api.spirv import GLOBAL_MEM_FENCE, LOCAL_MEM_FENCE
 from ..errors import KernelBoundsError
+from . import races
 from .memory import SimArray
 from .scheduler import running, user_frame
 
@@ -64,7 +65,7 @@ def _shape(shape) -> tuple[int, ...]:
     return extents
 
 
-def atomic_update(array, index, frame, update, value=None, reads: bool = True):
+def atomic_update(array, index, frame, update, value=None, sync: races.Sync = races.RELAXED):
     """Replace one element by update(old, value) as one step; returns the old value."""
     if not isinstance(array, SimArray):
         raise TypeError(
@@ -75,7 +76,7 @@ def atomic_update(array, index, frame, update, value=None, reads: bool = True):
     old = array.data[key]
     new = array.convert(update(old, None if value is None else array.convert(value)))
     if array.memory.checker.mode != "off":
-        array.memory.atomic(array, flat, key, frame, reads)
+        array.memory.atomic(array, flat, key, frame, sync)
     array.data[key] = new
     return old if array.widen is None else array.widen(old)
 
@@ -149,7 +150,8 @@ def add_kernel_api(table: Table, launch) -> None:
 
     def atomic(op):
         def run(array, index, value):
-            return atomic_update(array, index, user_frame(2), UPDATES[op], value, op != "exchange")
+            sync = races.Sync(uses_old=op != "exchange")
+            return atomic_update(array, index, user_frame(2), UPDATES[op], value, sync)
 
         return run
 

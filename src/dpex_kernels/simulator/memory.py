@@ -50,11 +50,11 @@ class Memory:
         if self.written is not None:
             self.written.add(flat)
 
-    def atomic(self, array, flat: int, index, frame, reads: bool) -> None:
-        if reads and self.written is not None and flat not in self.written:
+    def atomic(self, array, flat: int, index, frame, sync: races.Sync) -> None:
+        if sync.uses_old and self.written is not None and flat not in self.written:
             self.checker.unwritten(array, index, frame)
         if self.cells is not None:
-            races.atomic(self, array, flat, index, frame)
+            races.atomic(self, array, flat, index, frame, sync)
         if self.written is not None:
             self.written.add(flat)
 

@@ -67,6 +67,21 @@ def idle_runner() -> Runner:
     return runner
 
 
+#: The empty tick map every work-item starts with (shared: tick maps are never changed in place).
+NOTHING_ACQUIRED: dict = {}
+
+
+def merged_ticks(*known: dict) -> dict:
+    """The later tick of each work-group among `known`: a new dict, as `seen` maps are shared
+    between work-items after a barrier and never changed in place."""
+    out = dict(known[0])
+    for more in known[1:]:
+        for group, tick in more.items():
+            if out.get(group, -1) < tick:
+                out[group] = tick
+    return out
+
+
 class WorkGroup:
     """One work-group of a launch: its work-items, barrier epoch and work-group memory."""
 
@@ -125,6 +140,9 @@ class WorkItem:
         "cancelled",
         "finished",
         "private",
+        "seen",
+        "observed",
+        "fenced",
     )
 
     def __init__(self, global_id, local_id, global_linear, local_linear, group):
@@ -139,6 +157,10 @@ class WorkItem:
         self.cancelled = False
         self.finished = False
         self.private: dict = {}  # private arrays by call site
+        # Ordering between work-groups (races.py): work-group -> tick up to which its accesses
+        # are ordered before this work-item's; what its atomic reads saw published (for an
+        # acquire fence); what its last release fence publishes with its next atomic write.
+        self.seen = self.observed = self.fenced = NOTHING_ACQUIRED
 
     def describe(self, ndim: int) -> str:
         """How messages name a work-item: its global and local ids and its group's id."""
@@ -351,6 +373,12 @@ class Scheduler:
         values = [meeting.values[k] for k in order]
         results = meeting.combine(members, values) if meeting.combine else [None] * len(members)
         scope.epoch += 1
+        seen = members[0].seen
+        for member in members[1:]:  # a barrier passes on what each work-item acquired
+            if member.seen is not seen:
+                seen = merged_ticks(seen, member.seen)
+        for member in members:
+            member.seen = seen
         if isinstance(scope, WorkGroup):
             for sub_group in scope.sub_groups:
                 sub_group.epoch += 1

@@ -3,8 +3,9 @@
 Each public name ("dk.reduce_over_group", "dk.AtomicRef") is one entry of the launch's table;
 a stub made with host_stub(..., public=that name) reaches it. Operators of the group algorithms
 (dk.plus, ...) are recognised by name (`__name__`, or `name`), whatever objects stand for them.
-Memory orders and scopes are accepted and ignored: the simulator runs one work-item at a time,
-so every atomic is sequentially consistent.
+The simulator runs one work-item at a time, so every atomic is sequentially consistent; memory
+orders tell the race checker which accesses between work-groups an atomic orders, and scopes
+are accepted and ignored.
 """
 
 from __future__ import annotations
@@ -15,7 +16,8 @@ import operator
 import numpy as np
 
 from ..errors import InvalidRangeError
-from ..types.kernel_objects import LocalAccessor
+from ..types.kernel_objects import LocalAccessor, MemoryOrder
+from . import races
 from .builtins import UPDATES, Table, atomic_update, device_scalar
 from .memory import SimArray
 from .scheduler import SubGroup, WorkGroup, WorkItem, running, user_frame
@@ -305,7 +307,9 @@ def add_sycl2020(table: Table, launch) -> None:
     table["dk.none_of_group"] = predicate("dk.none_of_group", lambda values: not any(values))
     _add_sub_group_algorithms(table, collective)
     table["dk.AtomicRef"] = AtomicRef
-    table["dk.atomic_fence"] = lambda memory_order=None, memory_scope=None: None
+    table["dk.atomic_fence"] = lambda memory_order, memory_scope=None: races.fence(
+        memory_order, launch.checker
+    )
 
 
 def _add_sub_group_algorithms(table: Table, collective) -> None:
@@ -333,49 +337,60 @@ def _add_sub_group_algorithms(table: Table, collective) -> None:
 
 
 class AtomicRef:
-    """dk.AtomicRef(array, index, memory_order=..., memory_scope=...): atomics on one element."""
+    """dk.AtomicRef(array, index, memory_order=..., memory_scope=...): atomics on one element.
 
-    __slots__ = ("_array", "_index")
+    Each operation runs as one step (sequentially consistent); its memory order still tells
+    the race checker which accesses of other work-groups it orders (races.Sync)."""
 
-    def __init__(self, array, index, memory_order=None, memory_scope=None, address_space=None):
+    __slots__ = ("_array", "_index", "_order")
+
+    def __init__(
+        self,
+        array,
+        index,
+        memory_order=MemoryOrder.RELAXED,
+        memory_scope=None,
+        address_space=None,
+    ):
         if not isinstance(array, SimArray):
             raise TypeError(
                 f"dk.AtomicRef takes a global or local array; got a {type(array).__name__}"
             )
-        self._array, self._index = array, index
+        self._array, self._index, self._order = array, index, memory_order
 
-    def _update(self, update, value=None, reads=True):
-        return atomic_update(self._array, self._index, user_frame(2), update, value, reads)
+    def _update(self, update, value=None, order=None, **kind):
+        sync = races.Sync.of(self._order if order is None else order, **kind)
+        return atomic_update(self._array, self._index, user_frame(2), update, value, sync)
 
     def fetch_add(self, value, memory_order=None):
-        return self._update(UPDATES["add"], value)
+        return self._update(UPDATES["add"], value, memory_order)
 
     def fetch_sub(self, value, memory_order=None):
-        return self._update(UPDATES["sub"], value)
+        return self._update(UPDATES["sub"], value, memory_order)
 
     def fetch_min(self, value, memory_order=None):
-        return self._update(UPDATES["min"], value)
+        return self._update(UPDATES["min"], value, memory_order)
 
     def fetch_max(self, value, memory_order=None):
-        return self._update(UPDATES["max"], value)
+        return self._update(UPDATES["max"], value, memory_order)
 
     def fetch_and(self, value, memory_order=None):
-        return self._update(UPDATES["and"], value)
+        return self._update(UPDATES["and"], value, memory_order)
 
     def fetch_or(self, value, memory_order=None):
-        return self._update(UPDATES["or"], value)
+        return self._update(UPDATES["or"], value, memory_order)
 
     def fetch_xor(self, value, memory_order=None):
-        return self._update(UPDATES["xor"], value)
+        return self._update(UPDATES["xor"], value, memory_order)
 
     def exchange(self, value, memory_order=None):
-        return self._update(UPDATES["exchange"], value, reads=False)
+        return self._update(UPDATES["exchange"], value, memory_order, uses_old=False)
 
     def load(self, memory_order=None):
-        return self._update(lambda old, _: old)
+        return self._update(lambda old, _: old, None, memory_order, stores=False)
 
     def store(self, value, memory_order=None) -> None:
-        self._update(UPDATES["exchange"], value, reads=False)
+        self._update(UPDATES["exchange"], value, memory_order, loads=False, uses_old=False)
 
     def compare_exchange(self, expected, desired, memory_order=None):
         expected = self._array.convert(expected)
@@ -384,4 +399,4 @@ class AtomicRef:
             same = np.asarray(old).tobytes() == np.asarray(expected).tobytes()
             return desired if same else old
 
-        return self._update(update)
+        return self._update(update, None, memory_order)
