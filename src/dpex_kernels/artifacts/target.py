@@ -42,10 +42,12 @@ class Target:
 
     @classmethod
     def of(cls, device: str) -> Target:
-        """The target of a device given by its canonical filter string."""
+        """The target of a device given by its canonical filter string (DeviceNotFoundError
+        for a device this machine does not have, before anything else asks for it)."""
+        facts = _device_facts(device)
         memory, fence = atomic_orders_and_scopes(device)
         return cls(
-            *_device_facts(device),
+            *facts,
             float_atomics=native_float_atomics(device),
             atomic_memory=memory,
             atomic_fence=fence,
