@@ -14,7 +14,7 @@ import pytest
 from numba.core import lowering, types, untyped_passes
 
 import dpex_kernels as dk
-from dpex_kernels.compiler import functions
+from dpex_kernels.compiler import device_pipeline
 from dpex_kernels.compiler.backend import emit
 from tests import kernel_fuzzer
 
@@ -157,8 +157,8 @@ def _fuzz_llvm(seed: int, lowering_class) -> str:
     namespace = {"dk": dk, "np": np, "math": math}
     exec(compile(case["kernel"], "<fuzz kernel>", "exec"), namespace)
     sig = _fuzz_signature(case)
-    original = functions._DeviceNativeLowering.lowering_class
-    functions._DeviceNativeLowering.lowering_class = property(lambda self: lowering_class)
+    original = device_pipeline._DeviceNativeLowering.lowering_class
+    device_pipeline._DeviceNativeLowering.lowering_class = property(lambda self: lowering_class)
     try:
         # debug=False: a debug-mode kernel's raise sites store exception codes unique in the
         # process, numbered in the order a lowering meets them, which the comparison is not about
@@ -166,7 +166,7 @@ def _fuzz_llvm(seed: int, lowering_class) -> str:
         kernel = dk.kernel(namespace["kern"], sub_group_size=case.get("sub_group_size"), **options)
         kernel.compile(sig)
     finally:
-        functions._DeviceNativeLowering.lowering_class = original
+        device_pipeline._DeviceNativeLowering.lowering_class = original
     return _normalised_llvm(kernel, sig)
 
 
@@ -182,7 +182,7 @@ def _normalised_llvm(kernel, sig) -> str:
 def test_binary_operators_lower_as_numba_lowers_them(seed):
     """_DeviceLower lowers operators with the signature typing chose instead of typing them
     again; the code must be Numba's own, for random kernels full of mixed-type arithmetic."""
-    assert _fuzz_llvm(seed, functions._DeviceLower) == _fuzz_llvm(seed, lowering.Lower)
+    assert _fuzz_llvm(seed, device_pipeline._DeviceLower) == _fuzz_llvm(seed, lowering.Lower)
 
 
 def test_operators_are_not_typed_again_while_lowering(monkeypatch):
@@ -263,10 +263,10 @@ def test_one_module_is_emitted_as_the_same_spirv_every_time():
 
 def _numba_closure_inlining(monkeypatch) -> None:
     """The device pipeline with Numba's own closure-inlining pass (rebuilt for the test)."""
-    replaced = dict(functions._REPLACED_PASSES)
+    replaced = dict(device_pipeline._REPLACED_PASSES)
     del replaced[untyped_passes.InlineClosureLikes]
-    monkeypatch.setattr(functions, "_REPLACED_PASSES", replaced)
-    monkeypatch.setattr(functions._DeviceCompiler, "_pipelines", {})
+    monkeypatch.setattr(device_pipeline, "_REPLACED_PASSES", replaced)
+    monkeypatch.setattr(device_pipeline._DeviceCompiler, "_pipelines", {})
 
 
 @pytest.mark.parametrize("seed", range(12, 24))

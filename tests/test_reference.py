@@ -6,7 +6,7 @@ The public names are `dk.__all__` (listed once, in __init__.pyi), the functions 
 namespaces (`dk.atomic.add`, `dk.aot.build`, ...) and the members users call (MEMBERS). Numba's
 scalar types, the group operations (`dk.plus`, ...) and the fence flags are values: the
 reference lists them in tables. A kernel-scope function's docstring and signature come from its
-declaration (compiler/kernel_api/declarations.py), which the reference renders. Every example
+declaration (compiler/kernel_api/declarations/), which the reference renders. Every example
 runs here, as a doctest on this machine's default device.
 """
 

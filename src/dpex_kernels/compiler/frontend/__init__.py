@@ -12,6 +12,7 @@ import time
 from dataclasses import dataclass, field
 
 from ...artifacts.options import CompileOptions
+from .. import functions  # noqa: F401  (registers @dk.func's DeviceFunction with Numba's SYCL target)
 from ..diagnostics import compile_failure
 from . import direct
 from .numba_front_end import compile_numba

@@ -9,8 +9,8 @@ from __future__ import annotations
 from numba.core import types
 
 from ..backend import llvm
+from ..device_pipeline import compile_device_code
 from ..diagnostics import compile_failure, current_loc, is_user_error, user_error
-from ..functions import compile_device_code
 from ..target import sycl_target
 from .entry import build_kernel_entry
 

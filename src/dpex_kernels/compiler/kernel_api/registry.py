@@ -55,7 +55,7 @@ def host_stub(name: str, doc: str, public: str | None = None):
 
     Every stub lives in this module under `name`: Numba keys typing on globally reachable
     objects, and pickles find them here. `public` is how users spell it (default dk.<name>).
-    A public stub takes the signature and docstring of its declaration (declarations.py), so
+    A public stub takes the signature and docstring of its declaration (declarations/), so
     that help(), IPython and the API reference show what users call; `doc` describes the
     stubs that have none (those of generated code).
     """

@@ -25,8 +25,8 @@ from numba.core.target_extension import target_override
 
 from ....errors import KernelCompileError
 from ...backend import llvm
+from ...device_pipeline import device_flags
 from ...diagnostics import is_user_error
-from ...functions import device_flags
 from ...patches import collector_paused
 from ...target import TARGET_NAME, sycl_target
 from .errors import Unsupported
