@@ -53,7 +53,7 @@ def scan_kernels(dtype):
             before = dk.exclusive_scan_over_group(g, value, carry, dk.plus)
             if i < stop:
                 out[i] = before
-            carry = dk.group_broadcast(g, before + value, WORK_GROUP - 1)
+            carry = dk.group_broadcast(g, dtype(before + value), WORK_GROUP - 1)
             base += WORK_GROUP
 
     return block_sums, scan_blocks
