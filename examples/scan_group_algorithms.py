@@ -36,7 +36,7 @@ def scan_kernels(dtype):
         total = dtype(0)
         for i in range(start + lid, stop, WORK_GROUP):
             total += x[i]
-        block_total = dk.reduce_over_group(g, total, dk.plus)
+        block_total = dk.reduce_over_group(g, dtype(total), dk.plus)  # int32 sums widen
         if g.leader():
             sums[g.get_group_id(0)] = block_total
 
