@@ -1,0 +1,144 @@
+"""dpnp's names in an offloaded function, as Numba's parallel compiler knows them.
+
+dpnp's element-wise functions are NumPy's ufuncs on USM arrays, its reductions NumPy's, so
+before typing each dpnp function the function names becomes the NumPy function of the same
+name (`dpnp.sqrt` -> `np.sqrt`, `dpnp.sum` -> `np.sum`): Numba's parfor passes then make
+kernels of them as of NumPy's, on arrays and on scalars alike. dpnp's allocation functions
+become offload's own (allocation.py). An allocation that names no place is placed with the
+function's first USM array or queue argument (`sycl_queue=` that argument).
+"""
+
+from __future__ import annotations
+
+import dpnp
+import numpy as np
+from numba.core import ir, types
+from numba.core.compiler_machinery import FunctionPass, register_pass
+from numba.core.ir_utils import build_definitions, mk_unique_var
+
+from ..types.usm_array_type import USMArrayType
+from .allocation import STAND_INS, SyclQueueType
+
+#: dpnp's functions that are NumPy's of the same name on USM arrays (reductions, linear
+#: algebra and the like whose NumPy versions Numba's parallel compiler knows).
+_SAME_AS_NUMPY = (
+    "sum prod min max amin amax mean std var argmin argmax dot vdot where clip square "
+    "reshape ravel transpose"
+).split()
+#: What placement keywords name: `device=x.device` places the allocation with x.
+_PLACEMENT_ATTRIBUTES = ("device", "sycl_device", "sycl_queue")
+
+
+def _table() -> dict[int, object]:
+    """id(dpnp function) -> what an offloaded function calls instead."""
+    table = {}
+    for name in dir(dpnp):
+        found, numpy_version = getattr(dpnp, name, None), getattr(np, name, None)
+        if isinstance(numpy_version, np.ufunc) or name in _SAME_AS_NUMPY:
+            if found is not None and numpy_version is not None and found is not numpy_version:
+                table[id(found)] = numpy_version
+    for dpnp_function, stand_in in STAND_INS.items():
+        table[id(dpnp_function)] = stand_in
+    return table
+
+
+_REPLACEMENTS = _table()
+
+
+def replacement(value) -> object | None:
+    """What an offloaded function calls in place of `value`, or None to keep it."""
+    try:
+        return _REPLACEMENTS.get(id(value))
+    except TypeError:
+        return None
+
+
+def _constant(definitions: dict, var: ir.Var) -> object:
+    values = definitions.get(var.name, [])
+    if len(values) != 1:
+        return None
+    value = values[0]
+    if isinstance(value, (ir.Global, ir.FreeVar)):
+        return value.value
+    if isinstance(value, ir.Expr) and value.op == "getattr":
+        base = _constant(definitions, value.value)
+        return None if base is None else getattr(base, value.attr, None)
+    return None
+
+
+def rename(func_ir: ir.FunctionIR, home: ir.Var | None) -> bool:
+    """Rewrite dpnp's names in `func_ir` (see the module docstring); whether any changed.
+    `home` holds the function's first USM array or queue argument, or is None."""
+    definitions = build_definitions(func_ir.blocks)
+    changed = False
+    for block in func_ir.blocks.values():
+        for stmt in block.body:
+            if not isinstance(stmt, ir.Assign):
+                continue
+            value = stmt.value
+            if isinstance(value, (ir.Global, ir.FreeVar)):
+                found = replacement(value.value)
+            elif isinstance(value, ir.Expr) and value.op == "getattr":
+                found = replacement(_constant(definitions, stmt.target))
+            else:
+                continue
+            if found is not None:
+                stmt.value = ir.Global(getattr(found, "__name__", "dpnp"), found, stmt.loc)
+                changed = True
+    definitions = build_definitions(func_ir.blocks)
+    stand_ins = set(STAND_INS.values())
+    for block in func_ir.blocks.values():
+        for stmt in block.body:
+            value = getattr(stmt, "value", None)
+            if isinstance(value, ir.Expr) and value.op == "call":
+                callee = _constant(definitions, value.func)
+                if callee in stand_ins:
+                    changed |= _place(value, callee, definitions, home)
+    if changed:
+        func_ir._definitions = build_definitions(func_ir.blocks)
+    return changed
+
+
+def _place(call: ir.Expr, callee, definitions: dict, home: ir.Var | None) -> bool:
+    """An allocation's placement keywords: `x.device` (and the like) as x itself; the home
+    argument where none is given (a `*_like` call is placed with its array)."""
+    keywords = dict(call.kws)
+    changed = False
+    for keyword in ("device", "sycl_queue"):
+        var = keywords.get(keyword)
+        values = definitions.get(var.name, []) if var is not None else []
+        if len(values) == 1 and isinstance(values[0], ir.Expr) and values[0].op == "getattr":
+            if values[0].attr in _PLACEMENT_ATTRIBUTES:
+                keywords[keyword] = values[0].value
+                changed = True
+    placed = "device" in keywords or "sycl_queue" in keywords
+    if not placed and home is not None and not callee.__name__.endswith("_like"):
+        keywords["sycl_queue"] = home
+        changed = True
+    call.kws = list(keywords.items())
+    return changed
+
+
+def home_argument(func_ir: ir.FunctionIR, argtypes) -> ir.Var | None:
+    """A variable holding the first USM array or queue argument, set at the function's start."""
+    for position, argtype in enumerate(argtypes):
+        if isinstance(argtype, (USMArrayType, SyclQueueType)):
+            entry = func_ir.blocks[min(func_ir.blocks)]
+            home = ir.Var(entry.scope, mk_unique_var("$dk_home"), entry.loc)
+            entry.body.insert(0, ir.Assign(ir.Arg(func_ir.arg_names[position], position, entry.loc), home, entry.loc))
+            return home
+    return None
+
+
+@register_pass(mutates_CFG=False, analysis_only=False)
+class DpnpNames(FunctionPass):
+    """Numba pass: dpnp's names as NumPy's and offload's (see the module docstring)."""
+
+    _name = "dpex_offload_dpnp_names"
+
+    def __init__(self):
+        FunctionPass.__init__(self)
+
+    def run_pass(self, state):
+        argtypes = [types.unliteral(t) for t in state.args]
+        return rename(state.func_ir, home_argument(state.func_ir, argtypes))

@@ -1,0 +1,144 @@
+"""Lowering strategy: a loop nest without reductions as one kernel over a 1-3-D range.
+
+Level k of the nest (k < 3) is `start + get_global_id(k) * step`, so the innermost loop varies
+fastest, as in get_global_id's SYCL order; levels past the third are a sequential loop of
+each work-item. Start and step written as constants are the kernel's constants (`prange(1,
+n - 1)` indexes `1 + id`: the runtime sees neighbouring work-items read neighbours).
+"""
+
+from __future__ import annotations
+
+from numba.core import types
+
+from . import codegen, launching
+from .codegen import api, assign, call, for_range, op
+from .kernel_ir import RegionKernel
+from .regions import Region
+
+#: Levels a launch range holds; deeper levels loop in each work-item.
+RANGE_LEVELS = 3
+
+
+def takes(region: Region) -> bool:
+    return not region.reductions
+
+
+def level_index(level, position: codegen.Expr, k: int) -> codegen.Expr:
+    """The index of a loop level at `position` (0, 1, ...): start + position * step."""
+    step = level.step if isinstance(level.step, int) else f"_dk_st{k}"
+    start = level.start if isinstance(level.start, int) else f"_dk_lo{k}"
+    scaled = position if step == 1 else op(position, "*", step)
+    return scaled if start == 0 else op(start, "+", scaled)
+
+
+def bound_params(region: Region) -> list[str]:
+    """The template parameters a nest's bounds need: non-constant starts and steps, and the
+    counts of the levels past the range."""
+    names = []
+    for k, level in enumerate(region.levels):
+        if not isinstance(level.start, int):
+            names.append(f"_dk_lo{k}")
+        if not isinstance(level.step, int):
+            names.append(f"_dk_st{k}")
+        if k >= RANGE_LEVELS:
+            names.append(f"_dk_n{k}")
+    return names
+
+
+def bound_values(lowerer, region: Region, counts: list) -> tuple[list, list]:
+    """The values (and types) of bound_params, in the same order."""
+    values = []
+    for k, level in enumerate(region.levels):
+        if not isinstance(level.start, int):
+            values.append(launching.bound_value(lowerer, level.start))
+        if not isinstance(level.step, int):
+            values.append(launching.bound_value(lowerer, level.step))
+        if k >= RANGE_LEVELS:
+            values.append(counts[k])
+    return values, [types.int64] * len(values)
+
+
+def rebuild_tuples(region: Region) -> list:
+    """Template statements rebuilding the tuples the body uses from their items."""
+    import ast
+
+    return [
+        assign(name, ast.Tuple([codegen.expr(i) for i in items], ast.Load()))
+        for name, items in region.tuples.items()
+    ]
+
+
+def template(region: Region, name: str):
+    """The kernel template of a plain nest (see the module docstring)."""
+    body = rebuild_tuples(region)
+    ranged = region.levels[:RANGE_LEVELS]
+    for k, level in enumerate(ranged):
+        body.append(assign(level.index, level_index(level, call(api("get_global_id"), k), k)))
+    inner = [codegen.sentinel()]
+    for k in reversed(range(RANGE_LEVELS, len(region.levels))):
+        level = region.levels[k]
+        position = f"_dk_k{k}"
+        inner = [
+            for_range(
+                position,
+                [f"_dk_n{k}"],
+                [assign(level.index, level_index(level, position, k)), *inner],
+            )
+        ]
+    params = [*region.params, *bound_params(region)]
+    return codegen.function(name, params, body + inner, region.line)
+
+
+def reserved(region: Region) -> set[str]:
+    """The names a template shares with the body."""
+    names = {*region.params, *bound_params(region), *region.tuples}
+    names |= {level.index for level in region.levels}
+    return names | {r.name for r in region.reductions}
+
+
+def kernel_name(region: Region, what: str) -> str:
+    return f"{region.function}_{what}_line{region.line}"
+
+
+def kernel_types(region: Region) -> list:
+    """The argument types of a nest's kernel: its parameters', then its bounds'."""
+    return [p.type for p in region.params.values()] + [types.int64] * len(bound_params(region))
+
+
+def kernels(region: Region, cache: bool) -> list:
+    """The nest's kernel, compiled for its argument types."""
+    kernel = RegionKernel(
+        template(region, kernel_name(region, "loop")),
+        region.body,
+        reserved(region),
+        filename=region.filename,
+        describe=region.describe,
+        cache=cache,
+        debug=region.raises,
+    )
+    kernel.compile(types.void(*kernel_types(region)))
+    return [kernel]
+
+
+def launch(lowerer, region: Region, kernels: list) -> None:
+    """Launch the nest's kernel from the host function."""
+    (kernel,) = kernels
+    counts = launching.trip_counts(lowerer, region.levels)
+    values, argtypes = launching.param_values(lowerer, region)
+    extra, extra_types = bound_values(lowerer, region, counts)
+    values, argtypes = values + extra, argtypes + extra_types
+    sizes_type, sizes = launching.pack(lowerer, [types.int64] * min(3, len(counts)), counts[:3])
+    args_type, args = launching.pack(lowerer, argtypes, values)
+    launching.call_launcher(lowerer, launcher(kernel), [sizes_type, args_type], [sizes, args])
+
+
+def launcher(kernel):
+    """The host code of a nest's launch: nothing for an empty range, else the kernel."""
+
+    def launch(sizes, args):  # pragma: no cover (compiled)
+        for size in sizes:
+            if size <= 0:
+                return
+        kernel[sizes](*args).wait()
+
+    return launch

@@ -1,0 +1,393 @@
+"""Region analysis: what one parfor of an offloaded function needs to become kernels.
+
+Numba's parfor passes found the parallel loop (a prange nest, an array expression, a NumPy
+reduction); a `Region` says what a kernel of it takes: its loop levels and their bounds, the
+arrays and scalars its body reads and writes (the kernel's parameters), its reductions with
+their operators, and its body's IR made ready for the device (names legal as parameters,
+nested parfors as sequential loops, NumPy allocations as private arrays). Whatever a device
+cannot run is a KernelCompileError naming the line and the construct.
+"""
+
+from __future__ import annotations
+
+import copy
+import operator
+from dataclasses import dataclass, field
+
+import numba
+import numpy as np
+from numba.core import ir, types
+from numba.core.ir_utils import (
+    build_definitions,
+    legalize_names,
+    mk_unique_var,
+    remove_dels,
+    replace_var_names,
+)
+from numba.parfors import parfor as numba_parfor
+
+from ..compiler.kernel_api.memory import private_array
+from ..errors import KernelCompileError
+from ..types.usm_array_type import USMArrayType
+
+#: Reduction operators of Numba's reduce nodes.
+_OPERATORS = {
+    operator.iadd: "+",
+    operator.add: "+",
+    operator.isub: "-",
+    operator.sub: "-",
+    operator.imul: "*",
+    operator.mul: "*",
+    operator.itruediv: "/",
+    operator.truediv: "/",
+}
+#: NumPy allocations in a loop body, made private arrays, and the value they are filled with.
+_PRIVATE = {np.empty: None, np.zeros: 0, np.ones: 1}
+
+
+@dataclass(frozen=True)
+class Level:
+    """One loop level: its index's name in the body and its bounds (int or host variable)."""
+
+    index: str
+    start: int | str
+    stop: int | str
+    step: int | str
+
+
+@dataclass(frozen=True)
+class Reduction:
+    """A scalar the loop reduces into: its name in the body and on the host, its operator
+    ("+", "-", "*", "/", "min", "max") and type."""
+
+    name: str
+    host: str
+    op: str
+    dtype: types.Type
+
+
+@dataclass(frozen=True)
+class Param:
+    """A kernel parameter: the host variable it comes from (an item of it, for tuples)."""
+
+    host: str
+    items: tuple[int, ...]
+    type: types.Type
+
+
+@dataclass
+class Region:
+    """One parfor, ready to lower: see the module docstring."""
+
+    function: str
+    filename: str
+    line: int
+    kind: str
+    levels: list[Level]
+    #: kernel parameter name -> Param: arrays and scalars; tuples are passed as their items
+    #: (`tuples`: the tuple's name in the body -> its items' parameters) and rebuilt
+    params: dict[str, Param]
+    tuples: dict[str, list[str]]
+    reductions: list[Reduction]
+    body: dict[int, ir.Block]
+    #: host statements of a merged prange nest's outer bodies (its inner bounds), lowered first
+    hoisted: list[ir.Stmt] = field(default_factory=list)
+    raises: bool = False
+
+    def error(self, problem: str) -> KernelCompileError:
+        return KernelCompileError(
+            f"@dk.offload function '{self.function}' ({self.filename}:{self.line}): the "
+            f"{self.kind} at line {self.line} {problem}"
+        )
+
+    @property
+    def describe(self) -> str:
+        return f"@dk.offload function '{self.function}': the {self.kind} at line {self.line}"
+
+    @property
+    def arrays(self) -> list[str]:
+        return [name for name, p in self.params.items() if isinstance(p.type, types.Array)]
+
+    @property
+    def device(self) -> str:
+        """The device of the region's arrays ('' without arrays)."""
+        found = [p.type.device for p in self.params.values() if isinstance(p.type, USMArrayType)]
+        return found[0] if found else ""
+
+
+def _kind(parfor) -> str:
+    pattern = parfor.patterns[0] if parfor.patterns else None
+    name = pattern[0] if isinstance(pattern, tuple) else pattern
+    if name == "prange":
+        return "prange loop"
+    if isinstance(name, str) and name.startswith("array expression"):
+        return "array expression"
+    if name in ("reduction", "setitem", "fill"):
+        return {"reduction": "array reduction", "setitem": "array assignment"}.get(name, name)
+    return "parallel loop"
+
+
+def analyse(lowerer, parfor) -> Region:
+    """The Region of `parfor`, lowered in `lowerer` (Numba's Lower of the host function)."""
+    func_ir = lowerer.func_ir
+    typemap = lowerer.fndesc.typemap
+    region = Region(
+        function=func_ir.func_id.func_name,
+        filename=parfor.loc.filename,
+        line=parfor.loc.line,
+        kind=_kind(parfor),
+        levels=[],
+        params={},
+        tuples={},
+        reductions=[],
+        body={},
+    )
+    nests = list(parfor.loop_nests)
+    body = copy.deepcopy(parfor.loop_body)
+    remove_dels(body)
+    region.hoisted, body, nests = _merge_perfect_nest(body, nests, typemap)
+    if parfor.races:
+        raise region.error(
+            f"writes {', '.join(sorted(map(repr, parfor.races)))} in every iteration and the "
+            f"function reads it after the loop; an offloaded loop's iterations run at once: "
+            f"write one element of an array per iteration, or reduce with +=, *=, min or max"
+        )
+    indices = [n.index_variable.name for n in nests]
+    redvars = list(parfor.redvars or ())
+    inputs = sorted(set(parfor.params) - set(indices) - set(redvars))
+    legal = legalize_names([*inputs, *indices, *redvars])
+    replace_var_names(body, legal)
+    body = _sequential_nested_parfors(body, typemap, lowerer.fndesc.calltypes)
+    for level in nests:
+        region.levels.append(
+            Level(
+                legal[level.index_variable.name],
+                *(_bound(func_ir, b) for b in (level.start, level.stop, level.step)),
+            )
+        )
+    for name in inputs:
+        _param(region, legal[name], Param(name, (), typemap[name]))
+    for name in redvars:
+        region.reductions.append(
+            Reduction(
+                legal[name],
+                name,
+                _reduction_op(region, parfor.reddict[name], func_ir),
+                typemap[name],
+            )
+        )
+    region.raises = _private_arrays_and_raises(region, body, func_ir)
+    region.body = body
+    return region
+
+
+def _bound(func_ir, value) -> int | str:
+    """A loop bound: an int where it is a constant, else the host variable's name."""
+    if isinstance(value, int):
+        return value
+    try:
+        constant = func_ir.infer_constant(value)
+    except Exception:  # not a constant: the host variable
+        return value.name
+    return constant if isinstance(constant, int) else value.name
+
+
+def _param(region: Region, name: str, param: Param) -> None:
+    argtype, host = param.type, param.host
+    if isinstance(argtype, types.BaseTuple):
+        items = [f"{name}_{k}" for k in range(len(argtype))]
+        region.tuples[name] = items
+        for k, (item, item_type) in enumerate(zip(items, argtype)):
+            _param(region, item, Param(host, (*param.items, k), item_type))
+        return
+    if isinstance(argtype, types.Literal):
+        argtype = types.unliteral(argtype)
+    if isinstance(argtype, types.Array) and argtype.ndim == 0:
+        raise region.error(f"uses '{host}', a 0-d array; use its value (x[()]) instead")
+    if isinstance(argtype, types.Array) and not isinstance(argtype, USMArrayType):
+        raise region.error(
+            f"uses '{host}', a NumPy array made on the host ({argtype}); offloaded loops take "
+            f"USM arrays: allocate it with dpnp (dpnp.empty(..., like the arguments))"
+        )
+    if not isinstance(argtype, (USMArrayType, types.Number, types.Boolean)):
+        raise region.error(
+            f"uses '{host}' of type {argtype}, which a kernel cannot take (kernels take USM "
+            f"arrays and numbers)"
+        )
+    region.params[name] = Param(host, param.items, argtype)
+
+
+def _reduction_op(region: Region, info, func_ir) -> str:
+    if info.redop in _OPERATORS:
+        return _OPERATORS[info.redop]
+    for node in reversed(info.reduce_nodes):
+        value = getattr(node, "value", None)
+        if isinstance(value, ir.Expr) and value.op in ("binop", "inplace_binop"):
+            if value.fn in _OPERATORS:
+                return _OPERATORS[value.fn]
+        if isinstance(value, ir.Expr) and value.op == "call":
+            callee = _resolve(func_ir, {}, value.func)
+            if callee in (min, max):
+                return callee.__name__
+    raise region.error("reduces with an operator a device reduction lacks (+, -, *, /, min, max)")
+
+
+def _merge_perfect_nest(body, nests, typemap):
+    """A prange nest whose outer body is only its inner bounds and the inner prange loop is one
+    region over all its levels (up to 3): (host statements, innermost body, levels)."""
+    hoisted: list = []
+    while len(nests) < 3:
+        blocks = [b for b in body.values() if b.body]
+        if len(blocks) != 1:
+            break
+        *prefix, last = blocks[0].body
+        if isinstance(last, ir.Jump) and prefix:
+            *prefix, last = prefix
+        inner = last
+        outer_indices = {n.index_variable.name for n in nests}
+        if not isinstance(inner, numba_parfor.Parfor) or inner.redvars:
+            break
+        if not all(_pure(stmt, outer_indices) for stmt in prefix):
+            break
+        bounds = {
+            v.name
+            for n in inner.loop_nests
+            for v in (n.start, n.stop, n.step)
+            if isinstance(v, ir.Var)
+        }
+        if bounds & outer_indices:
+            break
+        hoisted += prefix + list(inner.init_block.body)
+        nests = nests + list(inner.loop_nests)
+        body = copy.deepcopy(inner.loop_body)
+        remove_dels(body)
+    return hoisted, body, nests
+
+
+def _pure(stmt, indices: set) -> bool:
+    """A statement the host may run before the loop: an assignment of a constant, a global,
+    an attribute or item of a variable, not using the loop's indices."""
+    if not isinstance(stmt, ir.Assign):
+        return False
+    value = stmt.value
+    if isinstance(value, (ir.Const, ir.Global, ir.FreeVar)):
+        return True
+    if isinstance(value, ir.Var):
+        return value.name not in indices
+    if isinstance(value, ir.Expr) and value.op in (
+        "getattr",
+        "static_getitem",
+        "binop",
+        "build_tuple",
+    ):
+        return not {v.name for v in value.list_vars()} & indices
+    return False
+
+
+def _sequential_nested_parfors(body, typemap, calltypes):
+    """Parfors inside a loop body (an inner prange, an array expression of the body) as plain
+    loops of each work-item, as Numba lowers them inside its gufuncs."""
+    if not any(isinstance(s, numba_parfor.Parfor) for b in body.values() for s in b.body):
+        return body
+    new_blocks: dict = {}
+    for label, block in list(body.items()):
+        label, _ = numba_parfor._lower_parfor_sequential_block(
+            label, block, new_blocks, typemap, calltypes, False, scope=block.scope
+        )
+        new_blocks[label] = block
+    return new_blocks
+
+
+def _resolve(func_ir, definitions: dict, var) -> object:
+    """The object a variable holds where it is a global, a closure variable or an attribute
+    of one; None otherwise."""
+    for _ in range(16):
+        values = definitions.get(var.name) or func_ir._definitions.get(var.name) or []
+        if len(values) != 1:
+            return None
+        value = values[0]
+        if isinstance(value, (ir.Global, ir.FreeVar, ir.Const)):
+            return value.value
+        if isinstance(value, ir.Var):
+            var = value
+            continue
+        if isinstance(value, ir.Expr) and value.op == "getattr":
+            base = _resolve(func_ir, definitions, value.value)
+            return None if base is None else getattr(base, value.attr, None)
+        return None
+    return None
+
+
+def _private_arrays_and_raises(region: Region, body, func_ir) -> bool:
+    """NumPy allocations in the body as private arrays (their shapes must be constants);
+    whether the body raises."""
+    definitions = build_definitions(body)
+    raises = False
+    for block in body.values():
+        statements = []
+        for stmt in block.body:
+            if isinstance(stmt, (ir.Raise, ir.StaticRaise, ir.DynamicRaise)):
+                raises = True
+            statements.append(stmt)
+            value = getattr(stmt, "value", None)
+            if not (isinstance(value, ir.Expr) and value.op == "call"):
+                continue
+            callee = _resolve(func_ir, definitions, value.func)
+            if callee in _PRIVATE:
+                statements[-1:] = _private(region, stmt, callee, block.scope, func_ir, definitions)
+        block.body = statements
+    return raises
+
+
+def _private(region: Region, stmt: ir.Assign, callee, scope, func_ir, definitions) -> list:
+    """`x = np.empty(shape, dtype)` in a loop body as `x = dk.private.array(shape, dtype)`
+    (and filled for zeros and ones)."""
+    call, loc = stmt.value, stmt.loc
+    arguments = dict(call.kws)
+    shape = call.args[0] if call.args else arguments.get("shape")
+    dtype = call.args[1] if len(call.args) > 1 else arguments.get("dtype")
+    if shape is None or _constant_shape(func_ir, definitions, shape) is None:
+        raise KernelCompileError(
+            f"@dk.offload function '{region.function}' ({loc.filename}:{loc.line}): "
+            f"np.{callee.__name__}() in the {region.kind} at line {region.line} makes an array "
+            f"in each iteration; in a kernel that is a private array, whose shape must be a "
+            f"constant (a number or a global)"
+        )
+    out = []
+    function = ir.Var(scope, mk_unique_var("$dk_private"), loc)
+    out.append(ir.Assign(ir.Global("private_array", private_array, loc), function, loc))
+    if dtype is None:
+        dtype = ir.Var(scope, mk_unique_var("$dk_dtype"), loc)
+        out.append(ir.Assign(ir.Const("float64", loc), dtype, loc))
+    out.append(ir.Assign(ir.Expr.call(function, [shape, dtype], (), loc), stmt.target, loc))
+    fill = _PRIVATE[callee]
+    if fill is not None:
+        filler = ir.Var(scope, mk_unique_var("$dk_fill"), loc)
+        value = ir.Var(scope, mk_unique_var("$dk_fill_value"), loc)
+        result = ir.Var(scope, mk_unique_var("$dk_filled"), loc)
+        out += [
+            ir.Assign(ir.Global("fill_private", fill_private, loc), filler, loc),
+            ir.Assign(ir.Const(fill, loc), value, loc),
+            ir.Assign(ir.Expr.call(filler, [stmt.target, value], (), loc), result, loc),
+        ]
+    return out
+
+
+def _constant_shape(func_ir, definitions, var):
+    values = definitions.get(var.name) or func_ir._definitions.get(var.name) or []
+    if len(values) != 1:
+        return None
+    value = values[0]
+    if isinstance(value, ir.Expr) and value.op == "build_tuple":
+        items = [_constant_shape(func_ir, definitions, v) for v in value.items]
+        return None if None in items else tuple(items)
+    found = _resolve(func_ir, definitions, var)
+    return found if isinstance(found, (int, np.integer)) and not isinstance(found, bool) else None
+
+
+@numba.njit(cache=False)
+def fill_private(array, value):  # pragma: no cover (compiled in kernels)
+    """Every element of a private array (C-ordered) set to `value`."""
+    flat = array.reshape(array.size)
+    for k in range(flat.size):
+        flat[k] = value
