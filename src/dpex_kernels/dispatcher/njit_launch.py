@@ -21,7 +21,6 @@ from numba.core.typing.templates import AbstractTemplate, infer_global, signatur
 
 from ..types import params
 from ..types.spec import ArraySpec
-from ..types.usm_array_type import USMArrayType
 from ._native import launcher
 from .launch import KernelBase
 from .njit import (
@@ -90,13 +89,16 @@ def _lower_launch(context, builder, sig, args):
     pyapi = context.get_python_api(builder)
     gil = pyapi.gil_ensure()
     objects = pyapi.tuple_new(len(argtypes))
+    boxed = cgutils.alloca_once_value(builder, cgutils.true_bit)
     for position, (argtype, value) in enumerate(zip(argtypes, args[1:])):
-        if isinstance(argtype, USMArrayType):
-            obj = context.make_array(argtype)(context, builder, value).parent
-            pyapi.incref(obj)
-        else:
-            obj = pyapi.from_native_value(argtype, value)
+        # an array is its object, or the view of it compiled code made (njit._box_usm_array)
+        obj = pyapi.from_native_value(argtype, value)
+        builder.store(builder.and_(builder.load(boxed), cgutils.is_not_null(builder, obj)), boxed)
         pyapi.tuple_setitem(objects, position, obj)  # steals the reference
+    with builder.if_then(builder.not_(builder.load(boxed)), likely=False):
+        pyapi.decref(objects)
+        pyapi.gil_release(gil)
+        context.call_conv.return_exc(builder)
     global_size = cgutils.alloca_once_value(builder, launch_value.global_size)
     local_size = cgutils.alloca_once_value(builder, launch_value.local_size)
     as_i64 = _I64.as_pointer()

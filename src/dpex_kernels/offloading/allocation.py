@@ -305,12 +305,19 @@ def default_float(device: str) -> types.Type:
 
 
 def _given(argtype) -> bool:
-    return argtype is not None and not isinstance(argtype, (types.Omitted, types.NoneType))
+    """Whether an argument is given (Numba passes a default as its value or as Omitted)."""
+    if isinstance(argtype, types.Omitted):
+        argtype = argtype.value
+    return argtype is not None and not isinstance(argtype, types.NoneType)
 
 
 def _literal(argtype, what: str, name: str):
+    if isinstance(argtype, types.Omitted):
+        argtype = argtype.value
     if not _given(argtype):
         return None
+    if isinstance(argtype, str):
+        return argtype
     if isinstance(argtype, types.StringLiteral):
         return argtype.literal_value
     raise errors.TypingError(f"dpnp.{name}(): {what} must be a constant string; got {argtype}")

@@ -28,12 +28,12 @@ def _is_allocation(stmt, typemap) -> bool:
     return isinstance(fnty, types.Function) and fnty.typing_key is np.empty
 
 
-def _source(parfor: Parfor | None, device: str, typemap, made: str) -> str | None:
-    """Another USM array of `device` that the parfor reads than `made`, the new one: the new
-    array goes on its queue."""
+def _source(parfor: Parfor | None, device: str, typemap, made: set) -> str | None:
+    """A USM array of `device` that the parfor reads, not one of those `made` in its init
+    block: the new array goes on its queue."""
     for name in sorted(parfor.params if parfor is not None else ()):
         argtype = typemap.get(name)
-        if name != made and isinstance(argtype, USMArrayType) and argtype.device == device:
+        if name not in made and isinstance(argtype, USMArrayType) and argtype.device == device:
             return name
     return None
 
@@ -68,6 +68,7 @@ def _rewrite(block: ir.Block, parfor: Parfor | None, state) -> bool:
     parfor's init block, else after the next parfor's in the block)."""
     changed = False
     statements = []
+    made = {s.target.name for s in block.body if _is_allocation(s, state.typemap)}
     for position, stmt in enumerate(block.body):
         if isinstance(stmt, Parfor):
             changed |= _rewrite(stmt.init_block, stmt, state)
@@ -76,7 +77,7 @@ def _rewrite(block: ir.Block, parfor: Parfor | None, state) -> bool:
             continue
         feeds = parfor or next((s for s in block.body[position:] if isinstance(s, Parfor)), None)
         device = state.typemap[stmt.target.name].device
-        source = _source(feeds, device, state.typemap, stmt.target.name)
+        source = _source(feeds, device, state.typemap, made)
         statements += _device_allocation(stmt, block.scope, source, state)
         changed = True
     block.body = statements

@@ -35,6 +35,7 @@ from ..compiler.functions import generated_ir
 from ..dispatcher.jit_kernel import JitKernel
 from ..errors import KernelCompileError
 from . import codegen
+from .regions import copy_blocks
 
 #: Where failing region kernels are recorded while a host function compiles (dispatcher.py).
 _RECORDING = threading.local()
@@ -112,7 +113,7 @@ class RegionKernel(JitKernel):
         host_simd_mode: str = "",
         plain_fallback: bool = False,
     ):
-        body = copy.deepcopy(body)
+        body = copy_blocks(body)
         # the body's digest in the docstring: the disk cache keys kernels on their bytecode
         docstring = codegen.do(ast.Constant(f"loop body {digest(body)}"))
         template.body.insert(0, codegen.at_line(docstring, template.lineno))
@@ -132,7 +133,7 @@ class RegionKernel(JitKernel):
 
     def _make_ir(self) -> ir.FunctionIR:
         func_ir = compiler.run_frontend(self.py_func)
-        splice(func_ir, copy.deepcopy(self._body), self._reserved)
+        splice(func_ir, copy_blocks(self._body), self._reserved)
         return func_ir
 
     def compile(self, sig):

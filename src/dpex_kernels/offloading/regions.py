@@ -142,10 +142,9 @@ def analyse(lowerer, parfor) -> Region:
         reductions=[],
         body={},
     )
-    nests = list(parfor.loop_nests)
-    body = copy.deepcopy(parfor.loop_body)
+    region.hoisted, body, nests = _merge_perfect_nest(parfor.loop_body, list(parfor.loop_nests))
+    body = copy_blocks(body)  # the kernel's, renamed below; the host's stays as it is
     remove_dels(body)
-    region.hoisted, body, nests = _merge_perfect_nest(body, nests, typemap)
     if parfor.races:
         raise region.error(
             f"writes {', '.join(sorted(map(repr, parfor.races)))} in every iteration and the "
@@ -179,6 +178,33 @@ def analyse(lowerer, parfor) -> Region:
     region.raises = _private_arrays_and_raises(region, body, func_ir)
     region.body = body
     return region
+
+
+def copy_blocks(blocks: dict) -> dict:
+    """A deep copy of IR blocks, sharing the objects their globals and constants hold (a
+    module cannot be copied, and a function should not be)."""
+    memo: dict = {}
+    for block in blocks.values():
+        for stmt in block.body:
+            for node in (stmt, getattr(stmt, "value", None)):
+                if isinstance(node, (ir.Global, ir.FreeVar, ir.Const)):
+                    memo[id(node.value)] = node.value
+            if isinstance(stmt, numba_parfor.Parfor):
+                memo.update((id(v), v) for v in _parfor_values(stmt))
+    return copy.deepcopy(blocks, memo)
+
+
+def _parfor_values(parfor) -> list:
+    """The objects a nested parfor's globals hold (copy_blocks)."""
+    found = []
+    for block in [parfor.init_block, *parfor.loop_body.values()]:
+        for stmt in block.body:
+            value = getattr(stmt, "value", None)
+            if isinstance(value, (ir.Global, ir.FreeVar, ir.Const)):
+                found.append(value.value)
+            if isinstance(stmt, numba_parfor.Parfor):
+                found += _parfor_values(stmt)
+    return found
 
 
 def _bound(func_ir, value) -> int | str:
@@ -232,7 +258,7 @@ def _reduction_op(region: Region, info, func_ir) -> str:
     raise region.error("reduces with an operator a device reduction lacks (+, -, *, /, min, max)")
 
 
-def _merge_perfect_nest(body, nests, typemap):
+def _merge_perfect_nest(body, nests):
     """A prange nest whose outer body is only its inner bounds and the inner prange loop is one
     region over all its levels (up to 3): (host statements, innermost body, levels)."""
     hoisted: list = []
@@ -240,7 +266,7 @@ def _merge_perfect_nest(body, nests, typemap):
         blocks = [b for b in body.values() if b.body]
         if len(blocks) != 1:
             break
-        *prefix, last = blocks[0].body
+        *prefix, last = [s for s in blocks[0].body if not isinstance(s, ir.Del)]
         if isinstance(last, ir.Jump) and prefix:
             *prefix, last = prefix
         inner = last
@@ -259,8 +285,7 @@ def _merge_perfect_nest(body, nests, typemap):
             break
         hoisted += prefix + list(inner.init_block.body)
         nests = nests + list(inner.loop_nests)
-        body = copy.deepcopy(inner.loop_body)
-        remove_dels(body)
+        body = inner.loop_body
     return hoisted, body, nests
 
 
