@@ -63,8 +63,9 @@ def splice(template: ir.FunctionIR, body: dict[int, ir.Block], reserved: set[str
                 before.body = [*block.body[:position], ir.Jump(min(body), inst.loc)]
                 block.body = block.body[position + 1 :]
                 for body_label, body_block in body.items():
+                    if not body_block.body or not body_block.body[-1].is_terminator:
+                        body_block.append(ir.Jump(resume, inst.loc))  # the body's end
                     template.blocks[body_label] = transfer_scope(body_block, block.scope)
-                template.blocks[max(body)].append(ir.Jump(resume, inst.loc))
                 template.blocks[resume] = block
                 template.blocks[label] = before
                 template.blocks = rename_labels(template.blocks)

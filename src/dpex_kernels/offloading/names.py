@@ -25,7 +25,8 @@ _SAME_AS_NUMPY = (
     "sum prod min max amin amax mean std var argmin argmax dot vdot where clip square "
     "reshape ravel transpose"
 ).split()
-#: What placement keywords name: `device=x.device` places the allocation with x.
+#: Attributes that name an array's place: `device=x.device` places an allocation with x, so
+#: in offloaded code `x.device` is x itself.
 _PLACEMENT_ATTRIBUTES = ("device", "sycl_device", "sycl_queue")
 
 
@@ -79,6 +80,10 @@ def rename(func_ir: ir.FunctionIR, home: ir.Var | None) -> bool:
             if isinstance(value, (ir.Global, ir.FreeVar)):
                 found = replacement(value.value)
             elif isinstance(value, ir.Expr) and value.op == "getattr":
+                if value.attr in _PLACEMENT_ATTRIBUTES:  # x.device names x's place: x itself
+                    stmt.value = value.value
+                    changed = True
+                    continue
                 found = replacement(_constant(definitions, stmt.target))
             else:
                 continue
@@ -89,28 +94,21 @@ def rename(func_ir: ir.FunctionIR, home: ir.Var | None) -> bool:
     stand_ins = set(STAND_INS.values())
     for block in func_ir.blocks.values():
         for stmt in block.body:
-            value = getattr(stmt, "value", None)
+            value = stmt.value if isinstance(stmt, ir.Assign) else None
             if isinstance(value, ir.Expr) and value.op == "call":
                 callee = _constant(definitions, value.func)
                 if callee in stand_ins:
-                    changed |= _place(value, callee, definitions, home)
+                    changed |= _place(value, callee, home)
     if changed:
         func_ir._definitions = build_definitions(func_ir.blocks)
     return changed
 
 
-def _place(call: ir.Expr, callee, definitions: dict, home: ir.Var | None) -> bool:
-    """An allocation's placement keywords: `x.device` (and the like) as x itself; the home
-    argument where none is given (a `*_like` call is placed with its array)."""
+def _place(call: ir.Expr, callee, home: ir.Var | None) -> bool:
+    """The home argument as an allocation's place where it names none (a `*_like` call is
+    placed with its array)."""
     keywords = dict(call.kws)
     changed = False
-    for keyword in ("device", "sycl_queue"):
-        var = keywords.get(keyword)
-        values = definitions.get(var.name, []) if var is not None else []
-        if len(values) == 1 and isinstance(values[0], ir.Expr) and values[0].op == "getattr":
-            if values[0].attr in _PLACEMENT_ATTRIBUTES:
-                keywords[keyword] = values[0].value
-                changed = True
     placed = "device" in keywords or "sycl_queue" in keywords
     if not placed and home is not None and not callee.__name__.endswith("_like"):
         keywords["sycl_queue"] = home

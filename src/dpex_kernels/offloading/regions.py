@@ -143,6 +143,7 @@ def analyse(lowerer, parfor) -> Region:
         body={},
     )
     region.hoisted, body, nests = _merge_perfect_nest(parfor.loop_body, list(parfor.loop_nests))
+    body = _sequential_nested_parfors(body, typemap, lowerer.fndesc.calltypes)
     body = copy_blocks(body)  # the kernel's, renamed below; the host's stays as it is
     remove_dels(body)
     if parfor.races:
@@ -154,9 +155,9 @@ def analyse(lowerer, parfor) -> Region:
     indices = [n.index_variable.name for n in nests]
     redvars = list(parfor.redvars or ())
     inputs = sorted(set(parfor.params) - set(indices) - set(redvars))
+    region.raises = _private_arrays_and_raises(region, body, func_ir, typemap)
     legal = legalize_names([*inputs, *indices, *redvars])
     replace_var_names(body, legal)
-    body = _sequential_nested_parfors(body, typemap, lowerer.fndesc.calltypes)
     for level in nests:
         region.levels.append(
             Level(
@@ -175,36 +176,20 @@ def analyse(lowerer, parfor) -> Region:
                 typemap[name],
             )
         )
-    region.raises = _private_arrays_and_raises(region, body, func_ir)
     region.body = body
     return region
 
 
 def copy_blocks(blocks: dict) -> dict:
-    """A deep copy of IR blocks, sharing the objects their globals and constants hold (a
-    module cannot be copied, and a function should not be)."""
+    """A deep copy of IR blocks (without parfors), sharing the objects their globals and
+    constants hold (a module cannot be copied, and a function should not be)."""
     memo: dict = {}
     for block in blocks.values():
         for stmt in block.body:
-            for node in (stmt, getattr(stmt, "value", None)):
-                if isinstance(node, (ir.Global, ir.FreeVar, ir.Const)):
-                    memo[id(node.value)] = node.value
-            if isinstance(stmt, numba_parfor.Parfor):
-                memo.update((id(v), v) for v in _parfor_values(stmt))
-    return copy.deepcopy(blocks, memo)
-
-
-def _parfor_values(parfor) -> list:
-    """The objects a nested parfor's globals hold (copy_blocks)."""
-    found = []
-    for block in [parfor.init_block, *parfor.loop_body.values()]:
-        for stmt in block.body:
-            value = getattr(stmt, "value", None)
+            value = stmt.value if isinstance(stmt, ir.Assign) else None
             if isinstance(value, (ir.Global, ir.FreeVar, ir.Const)):
-                found.append(value.value)
-            if isinstance(stmt, numba_parfor.Parfor):
-                found += _parfor_values(stmt)
-    return found
+                memo[id(value.value)] = value.value
+    return copy.deepcopy(blocks, memo)
 
 
 def _bound(func_ir, value) -> int | str:
@@ -247,7 +232,7 @@ def _reduction_op(region: Region, info, func_ir) -> str:
     if info.redop in _OPERATORS:
         return _OPERATORS[info.redop]
     for node in reversed(info.reduce_nodes):
-        value = getattr(node, "value", None)
+        value = node.value if isinstance(node, ir.Assign) else None
         if isinstance(value, ir.Expr) and value.op in ("binop", "inplace_binop"):
             if value.fn in _OPERATORS:
                 return _OPERATORS[value.fn]
@@ -311,16 +296,18 @@ def _pure(stmt, indices: set) -> bool:
 
 def _sequential_nested_parfors(body, typemap, calltypes):
     """Parfors inside a loop body (an inner prange, an array expression of the body) as plain
-    loops of each work-item, as Numba lowers them inside its gufuncs."""
-    if not any(isinstance(s, numba_parfor.Parfor) for b in body.values() for s in b.body):
-        return body
-    new_blocks: dict = {}
-    for label, block in list(body.items()):
-        label, _ = numba_parfor._lower_parfor_sequential_block(
-            label, block, new_blocks, typemap, calltypes, False, scope=block.scope
-        )
-        new_blocks[label] = block
-    return new_blocks
+    loops of each work-item, as Numba lowers them inside its gufuncs. The host's blocks stay
+    as they are: the conversion works on copies of the blocks it changes."""
+    while any(isinstance(s, numba_parfor.Parfor) for b in body.values() for s in b.body):
+        new_blocks: dict = {}
+        for label, block in body.items():
+            block = block.copy()
+            label, _ = numba_parfor._lower_parfor_sequential_block(
+                label, block, new_blocks, typemap, calltypes, False, scope=block.scope
+            )
+            new_blocks[label] = block
+        body = new_blocks
+    return body
 
 
 def _resolve(func_ir, definitions: dict, var) -> object:
@@ -343,10 +330,11 @@ def _resolve(func_ir, definitions: dict, var) -> object:
     return None
 
 
-def _private_arrays_and_raises(region: Region, body, func_ir) -> bool:
+def _private_arrays_and_raises(region: Region, body, func_ir, typemap) -> bool:
     """NumPy allocations in the body as private arrays (their shapes must be constants);
     whether the body raises."""
     definitions = build_definitions(body)
+    found = _Found(func_ir, definitions, typemap)
     raises = False
     for block in body.values():
         statements = []
@@ -354,60 +342,97 @@ def _private_arrays_and_raises(region: Region, body, func_ir) -> bool:
             if isinstance(stmt, (ir.Raise, ir.StaticRaise, ir.DynamicRaise)):
                 raises = True
             statements.append(stmt)
-            value = getattr(stmt, "value", None)
+            value = stmt.value if isinstance(stmt, ir.Assign) else None
             if not (isinstance(value, ir.Expr) and value.op == "call"):
                 continue
             callee = _resolve(func_ir, definitions, value.func)
             if callee in _PRIVATE:
-                statements[-1:] = _private(region, stmt, callee, block.scope, func_ir, definitions)
+                statements[-1:] = _private(region, stmt, callee, block.scope, found)
         block.body = statements
     return raises
 
 
-def _private(region: Region, stmt: ir.Assign, callee, scope, func_ir, definitions) -> list:
+@dataclass
+class _Found:
+    """What a loop body's variables are known to hold: constants through their definitions
+    (in the body, else the host's) or their literal types."""
+
+    func_ir: ir.FunctionIR
+    definitions: dict
+    typemap: dict
+
+    def extents(self, var) -> tuple | None:
+        """The constant shape a variable holds (an int or a tuple of them), or None."""
+        argtype = self.typemap.get(var.name)
+        if isinstance(argtype, types.IntegerLiteral):
+            return (argtype.literal_value,)
+        if isinstance(argtype, types.BaseTuple) and all(
+            isinstance(t, types.IntegerLiteral) for t in argtype
+        ):
+            return tuple(t.literal_value for t in argtype)
+        values = self.definitions.get(var.name) or self.func_ir._definitions.get(var.name) or []
+        if len(values) == 1 and isinstance(values[0], ir.Expr) and values[0].op == "build_tuple":
+            items = [self.extents(v) for v in values[0].items]
+            if None in items or any(len(i) != 1 for i in items):
+                return None
+            return sum(items, ())
+        value = _resolve(self.func_ir, self.definitions, var)
+        if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+            return (int(value),)
+        return None
+
+    def dtype(self, var) -> str | None:
+        """The dtype name a `dtype=` variable names, or None."""
+        argtype = self.typemap.get(var.name)
+        if isinstance(argtype, (types.DType, types.NumberClass)):
+            return str(argtype.dtype)
+        if isinstance(argtype, types.StringLiteral):
+            return argtype.literal_value
+        value = _resolve(self.func_ir, self.definitions, var)
+        try:
+            return np.dtype(value).name if value is not None else None
+        except TypeError:
+            return None
+
+
+def _private(region: Region, stmt: ir.Assign, callee, scope, found: _Found) -> list:
     """`x = np.empty(shape, dtype)` in a loop body as `x = dk.private.array(shape, dtype)`
-    (and filled for zeros and ones)."""
+    with the shape and dtype as constants (and filled, for zeros and ones)."""
     call, loc = stmt.value, stmt.loc
     arguments = dict(call.kws)
     shape = call.args[0] if call.args else arguments.get("shape")
     dtype = call.args[1] if len(call.args) > 1 else arguments.get("dtype")
-    if shape is None or _constant_shape(func_ir, definitions, shape) is None:
+    extents = None if shape is None else found.extents(shape)
+    dtype_name = "float64" if dtype is None else found.dtype(dtype)
+    if extents is None or dtype_name is None:
         raise KernelCompileError(
             f"@dk.offload function '{region.function}' ({loc.filename}:{loc.line}): "
             f"np.{callee.__name__}() in the {region.kind} at line {region.line} makes an array "
             f"in each iteration; in a kernel that is a private array, whose shape must be a "
-            f"constant (a number or a global)"
+            f"constant (a number or a global) and its dtype a constant dtype"
         )
-    out = []
+    out: list = []
+
+    def constant(value, stem: str) -> ir.Var:
+        var = ir.Var(scope, mk_unique_var(stem), loc)
+        out.append(ir.Assign(ir.Const(value, loc), var, loc))
+        return var
+
+    items = [constant(n, "$dk_extent") for n in extents]
+    shape_var = ir.Var(scope, mk_unique_var("$dk_shape"), loc)
+    out.append(ir.Assign(ir.Expr.build_tuple(items, loc), shape_var, loc))
     function = ir.Var(scope, mk_unique_var("$dk_private"), loc)
     out.append(ir.Assign(ir.Global("private_array", private_array, loc), function, loc))
-    if dtype is None:
-        dtype = ir.Var(scope, mk_unique_var("$dk_dtype"), loc)
-        out.append(ir.Assign(ir.Const("float64", loc), dtype, loc))
-    out.append(ir.Assign(ir.Expr.call(function, [shape, dtype], (), loc), stmt.target, loc))
+    arguments = [shape_var, constant(dtype_name, "$dk_dtype")]
+    out.append(ir.Assign(ir.Expr.call(function, arguments, (), loc), stmt.target, loc))
     fill = _PRIVATE[callee]
     if fill is not None:
         filler = ir.Var(scope, mk_unique_var("$dk_fill"), loc)
-        value = ir.Var(scope, mk_unique_var("$dk_fill_value"), loc)
         result = ir.Var(scope, mk_unique_var("$dk_filled"), loc)
-        out += [
-            ir.Assign(ir.Global("fill_private", fill_private, loc), filler, loc),
-            ir.Assign(ir.Const(fill, loc), value, loc),
-            ir.Assign(ir.Expr.call(filler, [stmt.target, value], (), loc), result, loc),
-        ]
+        out.append(ir.Assign(ir.Global("fill_private", fill_private, loc), filler, loc))
+        value = constant(fill, "$dk_fill_value")
+        out.append(ir.Assign(ir.Expr.call(filler, [stmt.target, value], (), loc), result, loc))
     return out
-
-
-def _constant_shape(func_ir, definitions, var):
-    values = definitions.get(var.name) or func_ir._definitions.get(var.name) or []
-    if len(values) != 1:
-        return None
-    value = values[0]
-    if isinstance(value, ir.Expr) and value.op == "build_tuple":
-        items = [_constant_shape(func_ir, definitions, v) for v in value.items]
-        return None if None in items else tuple(items)
-    found = _resolve(func_ir, definitions, var)
-    return found if isinstance(found, (int, np.integer)) and not isinstance(found, bool) else None
 
 
 @numba.njit(cache=False)
