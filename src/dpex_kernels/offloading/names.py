@@ -123,7 +123,12 @@ def home_argument(func_ir: ir.FunctionIR, argtypes) -> ir.Var | None:
         if isinstance(argtype, (USMArrayType, SyclQueueType)):
             entry = func_ir.blocks[min(func_ir.blocks)]
             home = ir.Var(entry.scope, mk_unique_var("$dk_home"), entry.loc)
-            entry.body.insert(0, ir.Assign(ir.Arg(func_ir.arg_names[position], position, entry.loc), home, entry.loc))
+            entry.body.insert(
+                0,
+                ir.Assign(
+                    ir.Arg(func_ir.arg_names[position], position, entry.loc), home, entry.loc
+                ),
+            )
             return home
     return None
 

@@ -192,6 +192,25 @@ def copy_blocks(blocks: dict) -> dict:
     return copy.deepcopy(blocks, memo)
 
 
+def has_loops(body: dict[int, ir.Block]) -> bool:
+    """Whether a loop body has loops of its own (a back edge in its blocks' graph)."""
+    successors = {
+        label: block.body[-1].get_targets() if block.body and block.body[-1].is_terminator else []
+        for label, block in body.items()
+    }
+    state: dict[int, str] = {}
+
+    def back_edge(label: int) -> bool:
+        state[label] = "open"
+        for target in successors.get(label, []):
+            if state.get(target) == "open" or (target not in state and back_edge(target)):
+                return True
+        state[label] = "done"
+        return False
+
+    return any(label not in state and back_edge(label) for label in sorted(body))
+
+
 def _bound(func_ir, value) -> int | str:
     """A loop bound: an int where it is a constant, else the host variable's name."""
     if isinstance(value, int):
