@@ -10,6 +10,8 @@ function's first USM array or queue argument (`sycl_queue=` that argument).
 
 from __future__ import annotations
 
+import operator
+
 import dpnp
 import numpy as np
 from numba.core import ir, types
@@ -18,13 +20,12 @@ from numba.core.ir_utils import build_definitions, mk_unique_var
 
 from ..types.usm_array_type import USMArrayType
 from .allocation import STAND_INS, SyclQueueType
+from .parallel import STAND_INS_BY_NAME
 
-#: dpnp's functions that are NumPy's of the same name on USM arrays (reductions, linear
-#: algebra and the like whose NumPy versions Numba's parallel compiler knows).
-_SAME_AS_NUMPY = (
-    "sum prod min max amin amax mean std var argmin argmax dot vdot where clip square "
-    "reshape ravel transpose"
-).split()
+#: dpnp's functions that are NumPy's of the same name on USM arrays.
+_SAME_AS_NUMPY = "vdot clip square reshape ravel transpose".split()
+#: Array methods that parallel.py's stand-ins replace: x.sum(axis=0) calls sum(x, axis=0).
+_METHODS = "sum prod min max mean var std argmin argmax copy dot".split()
 #: Attributes that name an array's place: `device=x.device` places an allocation with x, so
 #: in offloaded code `x.device` is x itself.
 _PLACEMENT_ATTRIBUTES = ("device", "sycl_device", "sycl_queue")
@@ -40,6 +41,10 @@ def _table() -> dict[int, object]:
                 table[id(found)] = numpy_version
     for dpnp_function, stand_in in STAND_INS.items():
         table[id(dpnp_function)] = stand_in
+    for name, stand_in in STAND_INS_BY_NAME.items():
+        for module in (np, dpnp):
+            if hasattr(module, name):
+                table[id(getattr(module, name))] = stand_in
     return table
 
 
@@ -90,6 +95,7 @@ def rename(func_ir: ir.FunctionIR, home: ir.Var | None) -> bool:
             if found is not None:
                 stmt.value = ir.Global(getattr(found, "__name__", "dpnp"), found, stmt.loc)
                 changed = True
+    changed |= _methods_and_operators(func_ir, build_definitions(func_ir.blocks))
     definitions = build_definitions(func_ir.blocks)
     stand_ins = set(STAND_INS.values())
     for block in func_ir.blocks.values():
@@ -101,6 +107,37 @@ def rename(func_ir: ir.FunctionIR, home: ir.Var | None) -> bool:
                     changed |= _place(value, callee, home)
     if changed:
         func_ir._definitions = build_definitions(func_ir.blocks)
+    return changed
+
+
+def _methods_and_operators(func_ir: ir.FunctionIR, definitions: dict) -> bool:
+    """`x.sum(...)` (and _METHODS' others) as `sum(x, ...)`, `a @ b` as `matmul(a, b)`, with
+    parallel.py's stand-ins; whether any changed."""
+    changed = False
+    methods = {}  # the variable of each method looked up -> the object it is looked up on
+    for block in func_ir.blocks.values():
+        for stmt in block.body:
+            value = stmt.value if isinstance(stmt, ir.Assign) else None
+            if not isinstance(value, ir.Expr):
+                continue
+            if value.op == "getattr" and value.attr in _METHODS:
+                if _constant(definitions, value.value) is None:  # not of a module or a class
+                    methods[stmt.target.name] = value.value
+                    stand_in = STAND_INS_BY_NAME[value.attr]
+                    stmt.value = ir.Global(stand_in.__name__, stand_in, stmt.loc)
+                    changed = True
+            elif value.op == "call" and value.func.name in methods:
+                value.args = [methods[value.func.name], *value.args]
+            elif value.op == "binop" and value.fn is operator.matmul:
+                function = ir.Var(block.scope, mk_unique_var("$dk_matmul"), stmt.loc)
+                stand_in = STAND_INS_BY_NAME["matmul"]
+                statements = block.body
+                statements.insert(
+                    statements.index(stmt),
+                    ir.Assign(ir.Global(stand_in.__name__, stand_in, stmt.loc), function, stmt.loc),
+                )
+                stmt.value = ir.Expr.call(function, [value.lhs, value.rhs], (), stmt.loc)
+                changed = True
     return changed
 
 

@@ -1,16 +1,54 @@
-"""Parallel implementations of NumPy functions, inlined by Numba's pre-parfor pass and made
-parfors: Numba's own, with offload's where Numba has none (reductions with `axis=`, `@`)."""
+"""Parallel implementations of NumPy's (and dpnp's) reductions, `where`, `copy` and `@` for
+offloaded code, written with prange and inlined where they are called, so that Numba's
+parfor passes make kernels of them.
+
+Numba's own parallel versions cover whole-array reductions only (no `axis=`), take Python's
+`min`, which skips a NaN, where NumPy's is NaN, and leave `@`, `where` and `copy` to host code
+that allocates NumPy arrays. names.py puts these stand-ins in place of NumPy's and dpnp's
+functions and of the array methods of the same names; each overload decides, when Numba types
+the call, the result's dtype (NumPy's) and the loops for the array's dimensions and `axis`.
+Results are USM arrays allocated like their first argument (allocation.py).
+"""
 
 from __future__ import annotations
 
+import functools
+import math
+
+import numba
+import numpy as np
+from numba import prange
+from numba.core import errors, types
+from numba.core.extending import overload
 from numba.parfors import parfor as numba_parfor
 
-#: (function name, module) -> a factory of its parallel implementation (Numba's convention).
+from .allocation import STAND_INS
+
+_empty_like = STAND_INS[__import__("dpnp").empty_like]
+
+#: (function name, module) -> a factory of its parallel implementation (Numba's convention):
+#: Numba's own, for the functions not replaced here.
 IMPLEMENTATIONS = dict(numba_parfor.swap_functions_map)
+
+#: NumPy's reductions and functions replaced in offloaded code, by name.
+NAMES = "sum prod min max amin amax mean var std argmin argmax where dot matmul copy".split()
+
+
+def _stand_in(name: str):
+    def stand_in(*args, **kwargs):
+        raise TypeError(f"the offloaded {name} stand-in runs only in offloaded code")
+
+    stand_in.__name__ = stand_in.__qualname__ = f"offloaded_{name}"
+    return stand_in
+
+
+#: name -> the function offloaded code calls for NumPy's or dpnp's `name` (or the method).
+STAND_INS_BY_NAME = {name: _stand_in(name) for name in NAMES}
+STAND_INS_BY_NAME.update(amin=STAND_INS_BY_NAME["min"], amax=STAND_INS_BY_NAME["max"])
 
 
 def pre_parfor(state) -> bool:
-    """Numba's pre-parfor pass with IMPLEMENTATIONS."""
+    """Numba's pre-parfor pass with Numba's parallel implementations (those not replaced)."""
     numba_parfor.PreParforPass(
         state.func_ir,
         state.typemap,
@@ -22,3 +60,432 @@ def pre_parfor(state) -> bool:
         replace_functions_map=IMPLEMENTATIONS,
     ).run()
     return True
+
+
+# --- dtypes and checks ------------------------------------------------------------------------
+
+
+def _array(value, name: str):
+    if not isinstance(value, types.Array):
+        raise errors.TypingError(f"{name}() in an offloaded function takes an array; got {value}")
+    if not 1 <= value.ndim <= 3:
+        raise errors.TypingError(f"{name}() in an offloaded function takes 1-3-d arrays")
+    return value
+
+
+def _numpy_dtype(function, dtype) -> types.Type:
+    """The dtype NumPy gives function(array of dtype)."""
+    result = np.asarray(function(np.ones(2, dtype=str(dtype)))).dtype
+    return numba.from_dtype(result)
+
+
+def _axis(axis, ndim: int, name: str) -> int | None:
+    """The axis a reduction takes (None: all of the array)."""
+    if isinstance(axis, types.Omitted):
+        axis = axis.value
+    if axis is None or isinstance(axis, types.NoneType):
+        return None
+    if isinstance(axis, types.IntegerLiteral):
+        value = axis.literal_value
+    elif isinstance(axis, int):
+        value = axis
+    else:
+        raise errors.TypingError(
+            f"{name}(): axis= in an offloaded function must be a constant integer; got {axis}"
+        )
+    if not -ndim <= value < ndim:
+        raise errors.TypingError(f"{name}(): axis {value} is out of bounds for {ndim}-d arrays")
+    return value % ndim
+
+
+# --- index helpers of axis reductions: (ndim, axis) -> compiled helpers -------------------------
+
+
+@numba.njit(cache=False)
+def _drop0(shape):  # pragma: no cover (compiled)
+    return shape[1:]
+
+
+@numba.njit(cache=False)
+def _drop1(shape):  # pragma: no cover (compiled)
+    return (shape[0],) + shape[2:]
+
+
+@numba.njit(cache=False)
+def _drop2(shape):  # pragma: no cover (compiled)
+    return shape[:2]
+
+
+_DROP = {0: _drop0, 1: _drop1, 2: _drop2}
+
+
+@numba.njit(cache=False)
+def _at_2_0(idx, t):  # pragma: no cover (compiled)
+    return (t, idx[0])
+
+
+@numba.njit(cache=False)
+def _at_2_1(idx, t):  # pragma: no cover (compiled)
+    return (idx[0], t)
+
+
+@numba.njit(cache=False)
+def _at_3_0(idx, t):  # pragma: no cover (compiled)
+    return (t, idx[0], idx[1])
+
+
+@numba.njit(cache=False)
+def _at_3_1(idx, t):  # pragma: no cover (compiled)
+    return (idx[0], t, idx[1])
+
+
+@numba.njit(cache=False)
+def _at_3_2(idx, t):  # pragma: no cover (compiled)
+    return (idx[0], idx[1], t)
+
+
+#: (ndim, axis) -> the index of element t along the axis at output index idx.
+_AT = {(2, 0): _at_2_0, (2, 1): _at_2_1, (3, 0): _at_3_0, (3, 1): _at_3_1, (3, 2): _at_3_2}
+
+
+# --- axis reductions: a kernel over the result, a loop along the axis in each work-item --------
+
+
+@functools.cache
+def _along(name: str, at):
+    """A compiled function (a, idx, n, start): name's reduction of the n elements at(idx, t)."""
+    if name in ("sum", "mean", "var", "std"):
+
+        def total(a, idx, n, start):  # pragma: no cover (compiled)
+            acc = start
+            for t in range(n):
+                acc += a[at(idx, t)]
+            return acc
+
+        if name == "sum":
+            return numba.njit(total, cache=False)
+        total = numba.njit(total, cache=False)
+        if name == "mean":
+            return numba.njit(lambda a, idx, n, start: total(a, idx, n, start) / n, cache=False)
+
+        def variance(a, idx, n, start):  # pragma: no cover (compiled)
+            mean = total(a, idx, n, start) / n
+            acc = start
+            for t in range(n):
+                d = a[at(idx, t)] - mean
+                acc += d * d
+            return acc / n
+
+        if name == "var":
+            return numba.njit(variance, cache=False)
+        variance = numba.njit(variance, cache=False)
+        return numba.njit(lambda a, idx, n, start: math.sqrt(variance(a, idx, n, start)))
+    if name == "prod":
+
+        def product(a, idx, n, start):  # pragma: no cover (compiled)
+            acc = start
+            for t in range(n):
+                acc *= a[at(idx, t)]
+            return acc
+
+        return numba.njit(product, cache=False)
+    smallest = name in ("min", "argmin")
+    position = name.startswith("arg")
+
+    def extreme(a, idx, n, start):  # pragma: no cover (compiled)
+        best = 0
+        acc = a[at(idx, 0)]
+        for t in range(1, n):
+            if acc != acc:
+                break  # NumPy's: the first NaN
+            x = a[at(idx, t)]
+            if (x < acc if smallest else x > acc) or x != x:
+                acc, best = x, t
+        return best if position else acc
+
+    return numba.njit(extreme, cache=False)
+
+
+_NEEDS_ELEMENTS = ("min", "max", "argmin", "argmax")
+
+
+def _along_axis(name: str, array, axis: int, dtype):
+    """out[idx] = name's reduction of the elements along `axis` at idx: a kernel over out."""
+    along, drop = _along(name, _AT[(array.ndim, axis)]), _DROP[axis]
+    start = dtype(1) if name == "prod" else dtype(0)
+    empty_is_error = name in _NEEDS_ELEMENTS
+    message = f"zero-size array to reduction operation {name} which has no identity"
+
+    def impl(a, axis=None):  # pragma: no cover (compiled)
+        n = a.shape[axis]
+        if empty_is_error and n == 0:
+            raise ValueError(message)
+        shape = drop(a.shape)
+        out = _empty_like(a, dtype=dtype, shape=shape)
+        for idx in numba.pndindex(shape):
+            out[idx] = along(a, idx, n, start)
+        return out
+
+    return impl
+
+
+# --- whole-array reductions: one prange loop, its reduction on the device --------------------
+
+
+def _flat(array):
+    """A compiled function giving the elements of an array in one 1-d view: the array itself
+    (1-d), or its reshape (C-ordered)."""
+    if array.ndim == 1:
+        return _itself
+    if array.layout == "C":
+        return _flattened
+    raise errors.TypingError(
+        "a whole-array reduction in an offloaded function takes a 1-d or C-ordered array; "
+        "reduce a non-contiguous one with axis= or copy it first (x.copy())"
+    )
+
+
+@numba.njit(cache=False)
+def _itself(a):  # pragma: no cover (compiled)
+    return a
+
+
+@numba.njit(cache=False)
+def _flattened(a):  # pragma: no cover (compiled)
+    return a.reshape(a.size)
+
+
+def _whole(name: str, array, dtype):
+    """name's reduction of every element, as prange loops Numba makes reductions of (each
+    implementation one function: it is inlined where it is called)."""
+    flat, zero, one = _flat(array), dtype(0), dtype(1)
+    if name == "sum":
+
+        def sum_all(a, axis=None):  # pragma: no cover (compiled)
+            v = flat(a)
+            acc = zero
+            for i in prange(v.shape[0]):
+                acc += v[i]
+            return acc
+
+        return sum_all
+    if name == "prod":
+
+        def product_all(a, axis=None):  # pragma: no cover (compiled)
+            v = flat(a)
+            acc = one
+            for i in prange(v.shape[0]):
+                acc *= v[i]
+            return acc
+
+        return product_all
+    if name == "mean":
+
+        def mean_all(a, axis=None):  # pragma: no cover (compiled)
+            v = flat(a)
+            acc = zero
+            for i in prange(v.shape[0]):
+                acc += v[i]
+            return acc / v.shape[0]
+
+        return mean_all
+    if name in ("var", "std"):
+        root = name == "std"
+
+        def variance_all(a, axis=None):  # pragma: no cover (compiled)
+            v = flat(a)
+            total = zero
+            for i in prange(v.shape[0]):
+                total += v[i]
+            mean = total / v.shape[0]
+            acc = zero
+            for i in prange(v.shape[0]):
+                d = v[i] - mean
+                acc += d * d
+            result = acc / v.shape[0]
+            return math.sqrt(result) if root else result
+
+        return variance_all
+    return _extreme_all(name, array, flat)
+
+
+def _extreme_all(name: str, array, flat):
+    """min, max (NaN where any element is, as NumPy's), argmin and argmax (the first)."""
+    smallest = name in ("min", "argmin")
+    pick = min if smallest else max  # Numba finds `acc = min(acc, x)` a reduction
+    start = _extreme(array.dtype, smallest)
+    nan = array.dtype(np.nan) if isinstance(array.dtype, types.Float) else array.dtype(0)
+    message = f"zero-size array to reduction operation {name} which has no identity"
+    if name in ("min", "max"):
+
+        def extreme(a, axis=None):  # pragma: no cover (compiled)
+            v = flat(a)
+            if v.shape[0] == 0:
+                raise ValueError(message)
+            acc = start
+            nans = 0
+            for i in prange(v.shape[0]):
+                x = v[i]
+                acc = pick(acc, x)
+                nans += x != x
+            return nan if nans > 0 else acc
+
+        return extreme
+
+    def first(a, axis=None):  # pragma: no cover (compiled)
+        v = flat(a)
+        if v.shape[0] == 0:
+            raise ValueError(message)
+        acc = start
+        nans = 0
+        for i in prange(v.shape[0]):
+            x = v[i]
+            acc = pick(acc, x)
+            nans += x != x
+        where = v.shape[0]
+        for i in prange(v.shape[0]):
+            x = v[i]
+            if (nans > 0 and x != x) or (nans == 0 and x == acc):
+                where = min(where, i)
+        return where
+
+    return first
+
+
+def _extreme(dtype, smallest: bool):
+    if isinstance(dtype, types.Float):
+        return dtype(math.inf if smallest else -math.inf)
+    info = np.iinfo(str(dtype))
+    return dtype(info.max if smallest else info.min)
+
+
+def _reduction(name: str, function) -> None:
+    @overload(STAND_INS_BY_NAME[name], inline="always")
+    def typer(a, axis=None):
+        array = _array(a, name)
+        ordered = name in _NEEDS_ELEMENTS
+        if isinstance(array.dtype, types.Complex) or (
+            ordered and isinstance(array.dtype, types.Boolean)
+        ):
+            raise errors.TypingError(f"{name}() in an offloaded function takes real numbers")
+        dtype = types.intp if name.startswith("arg") else _numpy_dtype(function, array.dtype)
+        chosen = _axis(axis, array.ndim, name)
+        if chosen is None or array.ndim == 1:
+            return _whole(name, array, dtype)
+        return _along_axis(name, array, chosen, dtype)
+
+
+for _name in ("sum", "prod", "min", "max", "mean", "var", "std", "argmin", "argmax"):
+    _reduction(_name, getattr(np, _name))
+
+
+# --- where, copy, matmul ---------------------------------------------------------------------
+
+
+@overload(STAND_INS_BY_NAME["where"], inline="always")
+def _where(condition, x, y):
+    cond = _array(condition, "where")
+    values = [t for t in (x, y) if isinstance(t, types.Array)]
+    if any(v.ndim != cond.ndim for v in values):
+        raise errors.TypingError(
+            "where() in an offloaded function takes arrays of the condition's shape or scalars"
+        )
+    dtype = numba.from_dtype(
+        np.result_type(
+            *(
+                np.dtype(str(t.dtype if isinstance(t, types.Array) else types.unliteral(t)))
+                for t in (x, y)
+            )
+        )
+    )
+
+    def impl(condition, x, y):  # pragma: no cover (compiled)
+        out = _empty_like(condition, dtype=dtype)
+        for idx in numba.pndindex(condition.shape):
+            out[idx] = _at(x, idx) if condition[idx] else _at(y, idx)
+        return out
+
+    return impl
+
+
+def _at(value, idx):
+    """An array's element at idx, or a scalar itself (typed: _at's overload)."""
+
+
+@overload(_at)
+def _at_overload(value, idx):
+    if isinstance(value, types.Array):
+        return lambda value, idx: value[idx]
+    return lambda value, idx: value
+
+
+@overload(STAND_INS_BY_NAME["copy"], inline="always")
+def _copy(a):
+    _array(a, "copy")
+
+    def impl(a):  # pragma: no cover (compiled)
+        out = _empty_like(a)
+        for idx in numba.pndindex(a.shape):
+            out[idx] = a[idx]
+        return out
+
+    return impl
+
+
+def _product(name: str):
+    @overload(STAND_INS_BY_NAME[name], inline="always")
+    def typer(a, b):
+        left, right = _array(a, name), _array(b, name)
+        if left.ndim > 2 or right.ndim > 2:
+            raise errors.TypingError(f"{name}() in an offloaded function takes 1-d or 2-d arrays")
+        dtype = numba.from_dtype(np.result_type(str(left.dtype), str(right.dtype)))
+        zero = dtype(0)
+        if left.ndim == 1 and right.ndim == 1:
+
+            def vector(a, b):  # pragma: no cover (compiled)
+                acc = zero
+                for k in prange(a.shape[0]):
+                    acc += a[k] * b[k]
+                return acc
+
+            return vector
+        if right.ndim == 1:
+
+            def matrix_vector(a, b):  # pragma: no cover (compiled)
+                out = _empty_like(a, dtype=dtype, shape=(a.shape[0],))
+                for i in prange(a.shape[0]):
+                    acc = zero
+                    for k in range(a.shape[1]):
+                        acc += a[i, k] * b[k]
+                    out[i] = acc
+                return out
+
+            return matrix_vector
+        if left.ndim == 1:
+
+            def vector_matrix(a, b):  # pragma: no cover (compiled)
+                out = _empty_like(b, dtype=dtype, shape=(b.shape[1],))
+                for j in prange(b.shape[1]):
+                    acc = zero
+                    for k in range(b.shape[0]):
+                        acc += a[k] * b[k, j]
+                    out[j] = acc
+                return out
+
+            return vector_matrix
+
+        def matrix(a, b):  # pragma: no cover (compiled)
+            out = _empty_like(a, dtype=dtype, shape=(a.shape[0], b.shape[1]))
+            for i in prange(a.shape[0]):
+                for j in prange(b.shape[1]):
+                    acc = zero
+                    for k in range(a.shape[1]):
+                        acc += a[i, k] * b[k, j]
+                    out[i, j] = acc
+            return out
+
+        return matrix
+
+
+_product("dot")
+_product("matmul")
