@@ -121,12 +121,12 @@ _DROP = {0: _drop0, 1: _drop1, 2: _drop2}
 
 @numba.njit(cache=False)
 def _at_2_0(idx, t):  # pragma: no cover (compiled)
-    return (t, idx[0])
+    return (t, idx)
 
 
 @numba.njit(cache=False)
 def _at_2_1(idx, t):  # pragma: no cover (compiled)
-    return (idx[0], t)
+    return (idx, t)
 
 
 @numba.njit(cache=False)
@@ -144,7 +144,8 @@ def _at_3_2(idx, t):  # pragma: no cover (compiled)
     return (idx[0], idx[1], t)
 
 
-#: (ndim, axis) -> the index of element t along the axis at output index idx.
+#: (ndim, axis) -> the index of element t along the axis at output index idx (an int where
+#: the output is 1-d, a prange loop's index).
 _AT = {(2, 0): _at_2_0, (2, 1): _at_2_1, (3, 0): _at_3_0, (3, 1): _at_3_1, (3, 2): _at_3_2}
 
 
@@ -216,17 +217,25 @@ def _along_axis(name: str, array, axis: int, dtype):
     empty_is_error = name in _NEEDS_ELEMENTS
     message = f"zero-size array to reduction operation {name} which has no identity"
 
-    def impl(a, axis=None):  # pragma: no cover (compiled)
+    def rows(a, axis=None):  # pragma: no cover (compiled)
         n = a.shape[axis]
         if empty_is_error and n == 0:
             raise ValueError(message)
-        shape = drop(a.shape)
-        out = _empty_like(a, dtype=dtype, shape=shape)
-        for idx in numba.pndindex(shape):
+        out = _empty_like(a, dtype=dtype, shape=drop(a.shape))
+        for i in prange(out.shape[0]):
+            out[i] = along(a, i, n, start)
+        return out
+
+    def planes(a, axis=None):  # pragma: no cover (compiled)
+        n = a.shape[axis]
+        if empty_is_error and n == 0:
+            raise ValueError(message)
+        out = _empty_like(a, dtype=dtype, shape=drop(a.shape))
+        for idx in numba.pndindex(out.shape):
             out[idx] = along(a, idx, n, start)
         return out
 
-    return impl
+    return rows if array.ndim == 2 else planes
 
 
 # --- whole-array reductions: one prange loop, its reduction on the device --------------------
@@ -345,8 +354,8 @@ def _extreme_all(name: str, array, flat):
         where = v.shape[0]
         for i in prange(v.shape[0]):
             x = v[i]
-            if (nans > 0 and x != x) or (nans == 0 and x == acc):
-                where = min(where, i)
+            found = (nans > 0 and x != x) or (nans == 0 and x == acc)
+            where = min(where, i if found else v.shape[0])
         return where
 
     return first
