@@ -10,7 +10,6 @@ errors in it point at the user's lines. Numba builds its CPU gufuncs the same wa
 from __future__ import annotations
 
 import ast
-import copy
 import hashlib
 import re
 import threading
@@ -20,6 +19,8 @@ from dataclasses import replace
 from numba.core import compiler, ir
 from numba.core.ir_utils import (
     add_offset_to_labels,
+    build_definitions,
+    fixup_var_define_in_scope,
     find_max_label,
     get_name_var_table,
     mk_unique_var,
@@ -69,15 +70,10 @@ def splice(template: ir.FunctionIR, body: dict[int, ir.Block], reserved: set[str
                 template.blocks[resume] = block
                 template.blocks[label] = before
                 template.blocks = rename_labels(template.blocks)
-                template._definitions = ir_definitions(template)
+                fixup_var_define_in_scope(template.blocks)
+                template._definitions = build_definitions(template.blocks)
                 return
     raise AssertionError("kernel template without its sentinel")
-
-
-def ir_definitions(func_ir: ir.FunctionIR):
-    from numba.core.ir_utils import build_definitions
-
-    return build_definitions(func_ir.blocks)
 
 
 _NAMES = re.compile(r"\$?[A-Za-z_][\w.$]*")

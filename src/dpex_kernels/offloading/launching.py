@@ -1,67 +1,185 @@
-"""Host code of launches: a region's values read in the host function, and the launchers
-(Python functions Numba compiles into the host function) called with them."""
+"""Host code of launches, emitted where the parfor was: a small builder over Numba's lowering.
+
+The strategies describe a launch's host code with these calls (the loop's values read, trip
+counts, allocations, launches and waits, branches), each emitting its LLVM in the host
+function: no Python launcher to compile per loop (one cost a Numba compile, 0.25 s).
+"""
 
 from __future__ import annotations
 
-from numba.core import types
+import contextlib
+import operator
+
+from llvmlite import ir as llvm
+from numba.core import cgutils, types
 from numba.core.lowering import Lower
 
+from ..dispatcher.njit_launch import emit_launch, emit_wait
 from . import regions
 
-
-def param_values(lowerer: Lower, region: regions.Region) -> tuple[list, list]:
-    """The LLVM values and types of a region's kernel parameters, in order."""
-    values, argtypes = [], []
-    for param in region.params.values():
-        value = lowerer.loadvar(param.host)
-        for item in param.items:
-            value = lowerer.builder.extract_value(value, item)
-        values.append(value)
-        argtypes.append(param.type)
-    return values, argtypes
+_I64 = llvm.IntType(64)
 
 
-def bound_value(lowerer: Lower, bound: int | str):
-    """A loop bound as an int64 LLVM value."""
-    context, builder = lowerer.context, lowerer.builder
-    if isinstance(bound, int):
-        return context.get_constant(types.int64, bound)
-    return context.cast(builder, lowerer.loadvar(bound), lowerer.typeof(bound), types.int64)
+class Host:
+    """Emits a region's host code into a lowering of the host function."""
 
+    def __init__(self, lowerer: Lower):
+        self.lowerer = lowerer
+        self.context = lowerer.context
+        self.builder = lowerer.builder
 
-def call_launcher(lowerer: Lower, launcher, argtypes: list, values: list) -> None:
-    """Call a strategy's launcher (a Python function Numba compiles) with these values."""
-    context, builder = lowerer.context, lowerer.builder
-    signature = types.none(*argtypes)
-    context.compile_internal(builder, launcher, signature, values)
+    # --- values --------------------------------------------------------------------------
 
+    def int64(self, value: int) -> llvm.Value:
+        return llvm.Constant(_I64, value)
 
-def pack(lowerer: Lower, argtypes: list, values: list):
-    """(tuple type, LLVM tuple) of these values: how a launcher takes a variable count."""
-    tuple_type = types.Tuple(argtypes) if argtypes else types.Tuple(())
-    return tuple_type, lowerer.context.make_tuple(lowerer.builder, tuple_type, values)
+    def params(self, region: regions.Region) -> tuple[list, list]:
+        """The LLVM values and types of a region's kernel parameters, in order."""
+        values, argtypes = [], []
+        for param in region.params.values():
+            value = self.lowerer.loadvar(param.host)
+            for item in param.items:
+                value = self.builder.extract_value(value, item)
+            values.append(value)
+            argtypes.append(param.type)
+        return values, argtypes
 
+    def bound(self, bound: int | str) -> llvm.Value:
+        """A loop bound as an int64."""
+        if isinstance(bound, int):
+            return self.int64(bound)
+        value = self.lowerer.loadvar(bound)
+        return self.context.cast(self.builder, value, self.lowerer.typeof(bound), types.int64)
 
-def trip_counts(lowerer: Lower, levels) -> list:
-    """Each level's iteration count, as Python's range counts (int64 LLVM values)."""
-    counts = []
-    for level in levels:
-        bounds = [bound_value(lowerer, b) for b in (level.start, level.stop, level.step)]
-        counts.append(
-            lowerer.context.compile_internal(
-                lowerer.builder,
-                _trip_count,
-                types.int64(types.int64, types.int64, types.int64),
-                bounds,
+    def trip_counts(self, levels) -> list:
+        """Each level's iteration count, as Python's range counts it (a zero step raises
+        ValueError, as range does)."""
+        builder, counts = self.builder, []
+        for level in levels:
+            start, stop, step = (self.bound(b) for b in (level.start, level.stop, level.step))
+            if isinstance(level.step, int) and level.step > 0:
+                count = self.ceil_div(builder.sub(stop, start), level.step)
+            else:
+                count = self._variable_step_count(start, stop, step)
+            counts.append(self.max(count, self.int64(0)))
+        return counts
+
+    def _variable_step_count(self, start, stop, step):
+        builder, zero, one = self.builder, self.int64(0), self.int64(1)
+        with builder.if_then(builder.icmp_signed("==", step, zero), likely=False):
+            self.context.call_conv.return_user_exc(
+                builder, ValueError, ("range() arg 3 must not be zero",)
             )
+        up = builder.icmp_signed(">", step, zero)
+        span = builder.select(up, builder.sub(stop, start), builder.sub(start, stop))
+        size = builder.select(up, step, builder.neg(step))
+        return builder.sdiv(builder.add(span, builder.sub(size, one)), size)
+
+    def product(self, values: list) -> llvm.Value:
+        total = self.int64(1)
+        for value in values:
+            total = self.builder.mul(total, value)
+        return total
+
+    def max(self, a, b):
+        return self.builder.select(self.builder.icmp_signed(">", a, b), a, b)
+
+    def min(self, a, b):
+        return self.builder.select(self.builder.icmp_signed("<", a, b), a, b)
+
+    def combine(self, op: str, numba_type, a, b) -> llvm.Value:
+        """a op b for a reduction's operator: + and * as Numba computes them, min and max as
+        Python's (b where it compares smaller or larger, else a)."""
+        if op in ("+", "*"):
+            function = operator.add if op == "+" else operator.mul
+            value, result_type = self.call(function, [numba_type] * 2, [a, b])
+            return self.context.cast(self.builder, value, result_type, numba_type)
+        comparison = "<" if op == "min" else ">"
+        if isinstance(numba_type, types.Float):
+            better = self.builder.fcmp_ordered(comparison, b, a)
+        elif numba_type.signed:
+            better = self.builder.icmp_signed(comparison, b, a)
+        else:
+            better = self.builder.icmp_unsigned(comparison, b, a)
+        return self.builder.select(better, b, a)
+
+    def ceil_div(self, a, b: int):
+        return self.builder.sdiv(self.builder.add(a, self.int64(b - 1)), self.int64(b))
+
+    # --- calls, launches ---------------------------------------------------------------------
+
+    def call(self, function, argtypes: list, args: list):
+        """A call of a typed function (an intrinsic, a builtin, a jitted function), lowered
+        as Numba lowers a call of it."""
+        typing = self.context.typing_context
+        typing.refresh()
+        fnty = typing.resolve_value_type(function)
+        signature = fnty.get_call_type(typing, tuple(argtypes), {})
+        impl = self.context.get_function(fnty, signature)
+        return impl(self.builder, args), signature.return_type
+
+    def launch(self, kernel, argtypes: list, args: list, sizes: list, local: list | None = None):
+        """Launch `kernel` over `sizes` (in work-groups of `local`): its event handle."""
+        tuple_of = lambda values: cgutils.pack_array(self.builder, values, ty=_I64)  # noqa: E731
+        local_size = None if local is None else tuple_of(local)
+        return emit_launch(
+            self.context, self.builder, kernel, argtypes, args, tuple_of(sizes), local_size
         )
-    return counts
 
+    def wait(self, handle) -> None:
+        emit_wait(self.builder, handle)
 
-def _trip_count(start, stop, step):  # pragma: no cover (compiled)
-    """Iterations of range(start, stop, step)."""
-    if step > 0:
-        return max(0, (stop - start + step - 1) // step)
-    if step < 0:
-        return max(0, (start - stop - step - 1) // -step)
-    raise ValueError("range() arg 3 must not be zero")
+    @contextlib.contextmanager
+    def if_then(self, condition):
+        with self.builder.if_then(condition):
+            yield
+
+    def if_else(self, condition):
+        return self.builder.if_else(condition)
+
+    def all_positive(self, values: list) -> llvm.Value:
+        condition = cgutils.true_bit
+        for value in values:
+            condition = self.builder.and_(
+                condition, self.builder.icmp_signed(">", value, self.int64(0))
+            )
+        return condition
+
+    def none(self) -> llvm.Value:
+        return self.context.get_dummy_value()
+
+    def constant(self, numba_type, value) -> llvm.Value:
+        return self.context.get_constant(numba_type, value)
+
+    def slot(self, numba_type) -> llvm.Value:
+        """A stack slot for a value of `numba_type` (set in both arms of a branch)."""
+        return cgutils.alloca_once(self.builder, self.context.get_value_type(numba_type))
+
+    def variable(self, value) -> llvm.Value:
+        """A stack slot holding `value` (to pass values out of both arms of a branch)."""
+        return cgutils.alloca_once_value(self.builder, value)
+
+    def load_item(self, array_type, array, index) -> llvm.Value:
+        """array[index] of a 1-d array."""
+        proxy = self.context.make_array(array_type)(self.context, self.builder, array)
+        pointer = cgutils.get_item_pointer(self.context, self.builder, array_type, proxy, [index])
+        return self.context.unpack_value(self.builder, array_type.dtype, pointer)
+
+    def laid_out(self, array_type, array) -> llvm.Value:
+        """Whether a USM array is laid out as host-SIMD kernels assume (host_simd.fits): its
+        first element 64-byte aligned, and a last extent of a multiple of 64 bytes."""
+        builder = self.builder
+        proxy = self.context.make_array(array_type)(self.context, builder, array)
+        address = builder.ptrtoint(proxy.data, _I64)
+        aligned = builder.icmp_unsigned("==", builder.and_(address, self.int64(63)), self.int64(0))
+        if array_type.ndim < 2:
+            return aligned
+        last = cgutils.unpack_tuple(builder, proxy.shape)[-1]
+        row = builder.mul(last, self.int64(array_type.dtype.bitwidth // 8))
+        rows = builder.icmp_unsigned("==", builder.and_(row, self.int64(63)), self.int64(0))
+        return builder.and_(aligned, rows)
+
+    def store(self, value, fromty, name: str) -> None:
+        """Store `value` of type `fromty` into the host variable `name` (cast to its type)."""
+        totype = self.lowerer.typeof(name)
+        self.lowerer.storevar(self.context.cast(self.builder, value, fromty, totype), name)

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from numba.core import types
 
-from . import codegen, launching
+from . import codegen
 from .codegen import api, assign, call, for_range, op
 from .kernel_ir import RegionKernel
+from .launching import Host
 from .regions import Region
 
 #: Levels a launch range holds; deeper levels loop in each work-item.
@@ -45,17 +46,17 @@ def bound_params(region: Region) -> list[str]:
     return names
 
 
-def bound_values(lowerer, region: Region, counts: list) -> tuple[list, list]:
-    """The values (and types) of bound_params, in the same order."""
+def bound_values(host: Host, region: Region, counts: list) -> list:
+    """The values of bound_params, in the same order."""
     values = []
     for k, level in enumerate(region.levels):
         if not isinstance(level.start, int):
-            values.append(launching.bound_value(lowerer, level.start))
+            values.append(host.bound(level.start))
         if not isinstance(level.step, int):
-            values.append(launching.bound_value(lowerer, level.step))
+            values.append(host.bound(level.step))
         if k >= RANGE_LEVELS:
             values.append(counts[k])
-    return values, [types.int64] * len(values)
+    return values
 
 
 def rebuild_tuples(region: Region) -> list:
@@ -121,24 +122,13 @@ def kernels(region: Region, cache: bool) -> list:
 
 
 def launch(lowerer, region: Region, kernels: list) -> None:
-    """Launch the nest's kernel from the host function."""
+    """The host code of the nest's launch: nothing for an empty range, else the kernel."""
     (kernel,) = kernels
-    counts = launching.trip_counts(lowerer, region.levels)
-    values, argtypes = launching.param_values(lowerer, region)
-    extra, extra_types = bound_values(lowerer, region, counts)
-    values, argtypes = values + extra, argtypes + extra_types
-    sizes_type, sizes = launching.pack(lowerer, [types.int64] * min(3, len(counts)), counts[:3])
-    args_type, args = launching.pack(lowerer, argtypes, values)
-    launching.call_launcher(lowerer, launcher(kernel), [sizes_type, args_type], [sizes, args])
-
-
-def launcher(kernel):
-    """The host code of a nest's launch: nothing for an empty range, else the kernel."""
-
-    def launch(sizes, args):  # pragma: no cover (compiled)
-        for size in sizes:
-            if size <= 0:
-                return
-        kernel[sizes](*args).wait()
-
-    return launch
+    host = Host(lowerer)
+    counts = host.trip_counts(region.levels)
+    values, argtypes = host.params(region)
+    values += bound_values(host, region, counts)
+    argtypes = kernel_types(region)
+    sizes = counts[:RANGE_LEVELS]
+    with host.if_then(host.all_positive(counts)):
+        host.wait(host.launch(kernel, argtypes, values, sizes))

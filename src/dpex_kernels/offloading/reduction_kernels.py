@@ -13,7 +13,6 @@ from __future__ import annotations
 import functools
 import math
 
-import numba
 import numpy as np
 
 import dpex_kernels as dk
@@ -69,31 +68,6 @@ def identity(op: str, dtype) -> object:
         info = np.iinfo(np_dtype)
         return np_dtype.type(info.max if op == "min" else info.min)
     raise TypeError(f"a {op} reduction needs a numeric accumulator (int or float); got {dtype}")
-
-
-def host_combine(op: str):
-    """A compiled function combining the value before the loop with the loop's result."""
-    return {"+": _host_add, "*": _host_multiply, "min": _host_min, "max": _host_max}[op]
-
-
-@numba.njit(cache=False)
-def _host_add(a, b):  # pragma: no cover (compiled in host code)
-    return a + b
-
-
-@numba.njit(cache=False)
-def _host_multiply(a, b):  # pragma: no cover (compiled in host code)
-    return a * b
-
-
-@numba.njit(cache=False)
-def _host_min(a, b):  # pragma: no cover (compiled in host code)
-    return min(a, b)
-
-
-@numba.njit(cache=False)
-def _host_max(a, b):  # pragma: no cover (compiled in host code)
-    return max(a, b)
 
 
 @functools.cache
@@ -154,11 +128,3 @@ def final_kernel(op: str, dtype, cache: bool) -> JitKernel:
 
     final.__name__ = final.__qualname__ = f"dk_final_{_NAMES[op]}_{dtype}"
     return JitKernel(final, cache=cache)
-
-
-@numba.njit(cache=False)
-def groups_for(total):  # pragma: no cover (compiled in host code)
-    """Work-groups of a reduction: PER_ITEM iterations a work-item, up to MAX_GROUPS."""
-    per_group = WORK_GROUP * PER_ITEM
-    groups = (total + per_group - 1) // per_group
-    return max(1, min(groups, MAX_GROUPS))

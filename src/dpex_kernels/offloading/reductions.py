@@ -19,20 +19,20 @@ import ast
 from numba.core import types
 
 from .._runtime import default_device
-from ..types.ranges import NdRange
 from ..types.usm_array_type import USMArrayType
-from . import codegen, launching, simd_reduction
+from . import codegen, simd_reduction
 from .allocation import allocator, scratch_keeper
-from .codegen import api, assign, call, compare, do, for_range, if_, item, op
+from .codegen import api, assign, call, compare, do, for_range, if_, op
 from .kernel_ir import RegionKernel
+from .launching import Host
 from .ranges import kernel_name, level_index, rebuild_tuples
 from .reduction_kernels import (
     COMBINING,
+    MAX_GROUPS,
+    PER_ITEM,
     WORK_GROUP,
     final_kernel,
     group_reducer,
-    groups_for,
-    host_combine,
     identity,
 )
 from .regions import Region
@@ -191,155 +191,110 @@ def kernels(region: Region, cache: bool) -> list:
 
 
 def launch(lowerer, region: Region, kernels: list) -> None:
-    """Launch the reduction (its launcher: launcher_tree) and store each result in its
-    scalar."""
-    counts = launching.trip_counts(lowerer, region.levels)
-    values, argtypes = launching.param_values(lowerer, region)
-    bounds = _bound_values(lowerer, region, counts)
-    inits = [lowerer.loadvar(r.host) for r in region.reductions]
-    init_types = [lowerer.typeof(r.host) for r in region.reductions]
-    init_values = [
-        lowerer.context.cast(lowerer.builder, v, t, r.dtype)
-        for v, t, r in zip(inits, init_types, region.reductions)
-    ]
-    function = launcher(region, kernels)
-    result_type = types.Tuple([r.dtype for r in region.reductions])
-    signature = result_type(
-        *argtypes, *[types.int64] * len(bounds), *[r.dtype for r in region.reductions]
-    )
-    result = lowerer.context.compile_internal(
-        lowerer.builder, function, signature, [*values, *bounds, *init_values]
-    )
-    for j, reduction in enumerate(region.reductions):
-        value = lowerer.builder.extract_value(result, j)
-        host_type = lowerer.typeof(reduction.host)
-        value = lowerer.context.cast(lowerer.builder, value, reduction.dtype, host_type)
-        lowerer.storevar(value, reduction.host)
+    """The host code of the reduction: its kernels launched (the host-SIMD one where it
+    compiled and the loop has CHUNK iterations or more over arrays laid out for it, else the
+    rounds and the tail), the final passes, and each scalar's value combined with the one it
+    had before the loop."""
+    rounds, tail, simd, *finals = kernels
+    host, builder = Host(lowerer), lowerer.builder
+    counts = host.trip_counts(region.levels)
+    values, _ = host.params(region)
+    values += _bound_values(host, region, counts)
+    argtypes = kernel_types(region)
+    buffer_types = argtypes[: len(region.reductions)]
+    total = host.product(counts)
+    parts = host.variable(host.int64(0))
+    slots = [host.slot(t) for t in buffer_types]
+    source, source_type = _source(host, region, values)
+    wg = host.int64(WORK_GROUP)
+
+    def allocate(size) -> list:
+        """Each reduction's buffer of `size` partial results (from the pool of buffers)."""
+        made = []
+        for reduction, slot in zip(region.reductions, slots):
+            alloc = allocator("scratch", str(reduction.dtype), "shared", _device(region))
+            buffer, _ = host.call(
+                alloc,
+                [types.int64, types.none, source_type, types.int64],
+                [size, host.none(), source, host.int64(0)],
+            )
+            builder.store(buffer, slot)
+            made.append(buffer)
+        return made
+
+    def tree_path() -> None:
+        per_group = host.ceil_div(total, WORK_GROUP * PER_ITEM)
+        groups = host.max(host.int64(1), host.min(per_group, host.int64(MAX_GROUPS)))
+        bufs = allocate(builder.add(builder.mul(groups, host.int64(2)), host.int64(1)))
+        items = builder.mul(groups, wg)
+        host.launch(rounds, argtypes, bufs + values, [items], [wg])
+        rest = builder.srem(total, items)
+        builder.store(builder.add(groups, host.ceil_div(rest, WORK_GROUP)), parts)
+        with host.if_then(builder.icmp_signed(">", rest, host.int64(0))):
+            tail_items = builder.mul(builder.sub(builder.load(parts), groups), wg)
+            host.launch(
+                tail,
+                [*argtypes, types.int64, types.int64],
+                [*bufs, *values, builder.sub(total, rest), groups],
+                [tail_items],
+                [wg],
+            )
+
+    if simd is None:
+        tree_path()
+    else:
+        condition = builder.icmp_signed(">=", total, host.int64(simd_reduction.CHUNK))
+        for position, param in enumerate(region.params.values()):
+            if isinstance(param.type, types.Array):
+                condition = builder.and_(condition, host.laid_out(param.type, values[position]))
+        with host.if_else(condition) as (vectorised, plain):
+            with vectorised:
+                count = host.ceil_div(total, simd_reduction.CHUNK)
+                builder.store(count, parts)
+                bufs = allocate(builder.add(count, host.int64(1)))
+                host.wait(host.launch(simd, argtypes, bufs + values, [count]))
+            with plain:
+                tree_path()
+    count = builder.load(parts)
+    bufs = [builder.load(slot) for slot in slots]
+    for reduction, final, buffer, buffer_type in zip(region.reductions, finals, bufs, buffer_types):
+        start = host.constant(reduction.dtype, identity(COMBINING[reduction.op], reduction.dtype))
+        event = host.launch(
+            final,
+            [buffer_type, types.int64, reduction.dtype],
+            [buffer, count, start],
+            [wg],
+            [wg],
+        )
+    host.wait(event)
+    keep = scratch_keeper("shared", _device(region))
+    for reduction, buffer, buffer_type in zip(region.reductions, bufs, buffer_types):
+        value = host.load_item(buffer_type, buffer, count)
+        before = lowerer.context.cast(
+            builder,
+            lowerer.loadvar(reduction.host),
+            lowerer.typeof(reduction.host),
+            reduction.dtype,
+        )
+        combined = host.combine(COMBINING[reduction.op], reduction.dtype, before, value)
+        host.store(combined, reduction.dtype, reduction.host)
+        host.call(keep, [buffer_type, source_type], [buffer, source])
 
 
-def _bound_values(lowerer, region: Region, counts: list) -> list:
+def _source(host: Host, region: Region, values: list) -> tuple:
+    """(value, type) of the region's first array, whose queue its buffers share; None's."""
+    for position, param in enumerate(region.params.values()):
+        if isinstance(param.type, USMArrayType):
+            return values[position], param.type
+    return host.none(), types.none
+
+
+def _bound_values(host: Host, region: Region, counts: list) -> list:
     values = []
     for k, level in enumerate(region.levels):
         if not isinstance(level.start, int):
-            values.append(launching.bound_value(lowerer, level.start))
+            values.append(host.bound(level.start))
         if not isinstance(level.step, int):
-            values.append(launching.bound_value(lowerer, level.step))
+            values.append(host.bound(level.step))
         values.append(counts[k])
     return values
-
-
-def launcher(region: Region, kernels: list):
-    """The host code of one reduction's launch, built from AST nodes (launcher_tree)."""
-    tree, names = launcher_tree(region, kernels)
-    return codegen.compile_function(tree, region.filename, names)
-
-
-def launcher_tree(region: Region, kernels: list):
-    """(the launcher's syntax tree, its globals): see the module docstring for what it does.
-
-    It takes the kernel parameters, the bounds and each reduction's value before the loop,
-    and returns the reductions' values after it."""
-    rounds, tail, simd, *finals = kernels
-    arguments = [*region.params, *bound_params(region)]
-    inits = [f"_dk_init{j}" for j in range(len(region.reductions))]
-    device = _device(region)
-    arrays = region.arrays
-    source = arrays[0] if arrays else None
-    names = {
-        "_dk_NdRange": NdRange,
-        "_dk_groups_for": groups_for,
-        "_dk_rounds": rounds,
-        "_dk_tail": tail,
-        "_dk_keep": scratch_keeper("shared", device),
-    }
-    bufs = buffers(region)
-
-    def allocate(size) -> list[ast.stmt]:
-        statements = []
-        for j, reduction in enumerate(region.reductions):
-            names[f"_dk_scratch{j}"] = allocator("scratch", str(reduction.dtype), "shared", device)
-            statements.append(
-                assign(bufs[j], call(f"_dk_scratch{j}", size, None_(), source or None_(), 0))
-            )
-        return statements
-
-    def launch(kernel: str, range_: ast.expr, extra=()) -> ast.expr:
-        return call(item(kernel, range_), *bufs, *arguments, *extra)
-
-    wg = WORK_GROUP
-    tree_path = [
-        assign("_dk_groups", call("_dk_groups_for", "_dk_total")),
-        *allocate(op(op(2, "*", "_dk_groups"), "+", 1)),
-        do(launch("_dk_rounds", call("_dk_NdRange", op("_dk_groups", "*", wg), wg))),
-        assign("_dk_rest", op("_dk_total", "%", op("_dk_groups", "*", wg))),
-        assign(
-            "_dk_parts",
-            op("_dk_groups", "+", op(op("_dk_rest", "+", wg - 1), "//", wg)),
-        ),
-        if_(
-            compare("_dk_rest", ">", 0),
-            [
-                do(
-                    launch(
-                        "_dk_tail",
-                        call(
-                            "_dk_NdRange",
-                            op(op("_dk_parts", "-", "_dk_groups"), "*", wg),
-                            wg,
-                        ),
-                        [op("_dk_total", "-", "_dk_rest"), "_dk_groups"],
-                    )
-                )
-            ],
-        ),
-    ]
-    body = [assign("_dk_total", total_of_counts(region))]
-    if simd is None:
-        body += tree_path
-    else:
-        names["_dk_simd"] = simd
-        names["_dk_laid_out"] = simd_reduction.laid_out
-        chunk = simd_reduction.CHUNK
-        condition = compare("_dk_total", ">", chunk - 1)
-        for name in arrays:
-            condition = ast.BoolOp(ast.And(), [condition, call("_dk_laid_out", name)])
-        simd_path = [
-            assign("_dk_parts", op(op("_dk_total", "+", chunk - 1), "//", chunk)),
-            *allocate(op("_dk_parts", "+", 1)),
-            do(call(attr_of(launch("_dk_simd", "_dk_parts"), "wait"))),
-        ]
-        body.append(if_(condition, simd_path, tree_path))
-    results = []
-    for j, (reduction, final) in enumerate(zip(region.reductions, finals)):
-        combining = COMBINING[reduction.op]
-        names[f"_dk_final{j}"] = final
-        names[f"_DK_IDENT{j}"] = identity(combining, reduction.dtype)
-        names[f"_dk_combine{j}"] = host_combine(combining)
-        event = call(
-            item(f"_dk_final{j}", call("_dk_NdRange", wg, wg)),
-            bufs[j],
-            "_dk_parts",
-            f"_DK_IDENT{j}",
-        )
-        body.append(assign(f"_dk_event{j}", event))
-    body += [do(call(attr_of(f"_dk_event{len(finals) - 1}", "wait")))]
-    for j in range(len(region.reductions)):
-        result = call(f"_dk_combine{j}", inits[j], item(bufs[j], "_dk_parts"))
-        body.append(assign(f"_dk_result{j}", result))
-        body.append(do(call("_dk_keep", bufs[j], source or None_())))
-        results.append(codegen.expr(f"_dk_result{j}"))
-    body.append(ast.Return(ast.Tuple(results, ast.Load())))
-    tree = codegen.function(kernel_name(region, "launch"), [*arguments, *inits], body, region.line)
-    return tree, names
-
-
-def total_of_counts(region: Region) -> ast.expr:
-    return total(region)
-
-
-def None_() -> ast.expr:  # noqa: N802 (the constant)
-    return ast.Constant(None)
-
-
-def attr_of(value, name: str) -> ast.expr:
-    return codegen.attr(value, name)
