@@ -21,12 +21,10 @@ from hypothesis.extra.numpy import mutually_broadcastable_shapes
 from numba import prange
 
 import dpex_kernels as dk
-from dpex_kernels.offloading.host import HUGE_PAGE_THRESHOLD
-from dpex_kernels.offloading.kernels import (
-    REDUCTION_MAX_GROUPS,
-    REDUCTION_PER_ITEM,
-    REDUCTION_WORK_GROUP,
-)
+from dpex_kernels.offloading.allocation import HUGE_PAGE_THRESHOLD
+from dpex_kernels.offloading.reduction_kernels import MAX_GROUPS as REDUCTION_MAX_GROUPS
+from dpex_kernels.offloading.reduction_kernels import PER_ITEM as REDUCTION_PER_ITEM
+from dpex_kernels.offloading.reduction_kernels import WORK_GROUP as REDUCTION_WORK_GROUP
 
 RNG = np.random.default_rng(7)
 
@@ -392,7 +390,7 @@ def test_dot_of_any_length(n):
 def test_reductions_reuse_their_partial_results_buffer_and_any_longer_one():
     """A call's buffer of partial results goes back to host._SCRATCH after its final pass;
     the next call takes it if it is long enough (shorter calls ignore the rest of it)."""
-    from dpex_kernels.offloading import host as offload_host
+    from dpex_kernels.offloading import allocation as offload_host
 
     offload_host._SCRATCH.clear()
     big, small = RNG.random(40 * REDUCTION_WORK_GROUP), RNG.random(REDUCTION_WORK_GROUP + 3)

@@ -20,6 +20,7 @@ from numba.core.compiler_machinery import PassManager, register_pass
 from ..types.usm_array_type import elementwise_on_device
 from . import device_allocations, parallel
 from .lowering import OffloadLower, Options
+from .loops import PrangeLoops
 from .names import DpnpNames
 
 
@@ -76,6 +77,7 @@ class OffloadCompiler(compiler.CompilerBase):
             pipeline.add_pass(_REPLACED.get(pass_class, pass_class), description)
             if pass_class is untyped_passes.InlineClosureLikes:
                 pipeline.add_pass(DpnpNames, "dpnp's names as NumPy's and offload's")
+                pipeline.add_pass(PrangeLoops, "prange loops as the parfor passes take them")
             if pass_class is typed_passes.ParforPreLoweringPass:
                 pipeline.add_pass(
                     device_allocations.DeviceAllocations, "parfors' arrays allocated as USM arrays"
