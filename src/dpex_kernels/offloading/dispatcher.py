@@ -82,7 +82,11 @@ class OffloadDispatcher:
             if isinstance(value, np.ndarray):
                 self._refuse(position, value)
         self._check_queues(args)
-        return self._numba(*args)
+        try:
+            return self._numba(*args)
+        except numba.core.errors.TypingError:
+            self._check_types(args)  # an argument compiled code cannot take: say which
+            raise
 
     @property
     def signatures(self) -> list:
@@ -100,6 +104,17 @@ class OffloadDispatcher:
             f"@dk.offload function '{self.__name__}': argument '{name}' is a numpy.ndarray; "
             f"offloaded functions take USM arrays: pass dpnp.asarray({name}, device=...)"
         )
+
+    def _check_types(self, args) -> None:
+        for name, value in zip(self._signature.parameters, args):
+            try:
+                numba.typeof(value)
+            except ValueError:
+                raise TypeError(
+                    f"@dk.offload function '{self.__name__}': argument '{name}' is a "
+                    f"{type(value).__name__}, which compiled code cannot take; pass USM arrays "
+                    f"(dpnp arrays, usm_ndarray), dpctl.SyclQueue and scalars"
+                ) from None
 
     def _check_queues(self, args) -> None:
         placed = [

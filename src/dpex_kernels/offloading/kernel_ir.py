@@ -20,8 +20,8 @@ from numba.core import compiler, ir
 from numba.core.ir_utils import (
     add_offset_to_labels,
     build_definitions,
-    fixup_var_define_in_scope,
     find_max_label,
+    fixup_var_define_in_scope,
     get_name_var_table,
     mk_unique_var,
     rename_labels,

@@ -129,7 +129,9 @@ def _over_count(func_ir: ir.FunctionIR, block: ir.Block, stmt: ir.Assign, defini
     body_block.body[where : where + 1] = [
         ir.Assign(assignment.value, k, assignment.loc),
         ir.Assign(ir.Expr.binop(operator.mul, k, step, loc), scaled, loc),
-        ir.Assign(ir.Expr.binop(operator.add, start, scaled, loc), assignment.target, assignment.loc),
+        ir.Assign(
+            ir.Expr.binop(operator.add, start, scaled, loc), assignment.target, assignment.loc
+        ),
     ]
     return True
 
@@ -166,7 +168,6 @@ def _loop_index(func_ir: ir.FunctionIR, iterable: ir.Var):
             ):
                 return block, stmt
     return None
-
 
 
 @register_pass(mutates_CFG=False, analysis_only=False)

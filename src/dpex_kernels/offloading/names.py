@@ -18,9 +18,10 @@ from numba.core import ir, types
 from numba.core.compiler_machinery import FunctionPass, register_pass
 from numba.core.ir_utils import build_definitions, mk_unique_var
 
+from ..errors import KernelCompileError
 from ..types.usm_array_type import USMArrayType
 from .allocation import STAND_INS, SyclQueueType
-from .parallel import STAND_INS_BY_NAME
+from .parallel import REDUCTIONS, STAND_INS_BY_NAME
 
 #: dpnp's functions that are NumPy's of the same name on USM arrays.
 _SAME_AS_NUMPY = "vdot clip square reshape ravel transpose".split()
@@ -97,6 +98,7 @@ def rename(func_ir: ir.FunctionIR, home: ir.Var | None) -> bool:
                 changed = True
     changed |= _methods_and_operators(func_ir, build_definitions(func_ir.blocks))
     definitions = build_definitions(func_ir.blocks)
+    changed |= _reductions_take_an_axis(func_ir, definitions)
     stand_ins = set(STAND_INS.values())
     for block in func_ir.blocks.values():
         for stmt in block.body:
@@ -138,6 +140,37 @@ def _methods_and_operators(func_ir: ir.FunctionIR, definitions: dict) -> bool:
                 )
                 stmt.value = ir.Expr.call(function, [value.lhs, value.rhs], (), stmt.loc)
                 changed = True
+    return changed
+
+
+def _reductions_take_an_axis(func_ir: ir.FunctionIR, definitions: dict) -> bool:
+    """Every call of a reduction's stand-in as (array, axis): Numba inlines implementations
+    of the arity of the call (parallel.py)."""
+    reductions = {STAND_INS_BY_NAME[name] for name in REDUCTIONS}
+    changed = False
+    for block in func_ir.blocks.values():
+        for stmt in list(block.body):
+            value = stmt.value if isinstance(stmt, ir.Assign) else None
+            if not (isinstance(value, ir.Expr) and value.op == "call"):
+                continue
+            if _constant(definitions, value.func) not in reductions:
+                continue
+            keywords = dict(value.kws)
+            axis = value.args[1] if len(value.args) > 1 else keywords.pop("axis", None)
+            if keywords or len(value.args) > 2 or not value.args:
+                names = ", ".join(keywords) or f"{len(value.args)} positional arguments"
+                raise KernelCompileError(
+                    f"@dk.offload function '{func_ir.func_id.func_name}' "
+                    f"({stmt.loc.filename}:{stmt.loc.line}): a reduction in an offloaded "
+                    f"function takes an array and axis= only; got {names}"
+                )
+            if axis is None:
+                axis = ir.Var(block.scope, mk_unique_var("$dk_no_axis"), stmt.loc)
+                block.body.insert(
+                    block.body.index(stmt), ir.Assign(ir.Const(None, stmt.loc), axis, stmt.loc)
+                )
+            value.args, value.kws = [value.args[0], axis], []
+            changed = True
     return changed
 
 

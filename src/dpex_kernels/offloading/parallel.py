@@ -7,7 +7,9 @@ Numba's own parallel versions cover whole-array reductions only (no `axis=`), ta
 that allocates NumPy arrays. names.py puts these stand-ins in place of NumPy's and dpnp's
 functions and of the array methods of the same names; each overload decides, when Numba types
 the call, the result's dtype (NumPy's) and the loops for the array's dimensions and `axis`.
-Results are USM arrays allocated like their first argument (allocation.py).
+Results are USM arrays allocated like their first argument (allocation.py). As in Numba's
+own, `init_prange()` before a loop's accumulators makes them the loop's own when Numba fuses it
+with the loop before it.
 """
 
 from __future__ import annotations
@@ -15,20 +17,19 @@ from __future__ import annotations
 import functools
 import math
 
+import dpnp
 import numba
 import numpy as np
-from numba import prange
-from numba.core import errors, types
+from numba.core import errors, ir, types
 from numba.core.extending import overload
+from numba.core.inline_closurecall import inline_closure_call
 from numba.parfors import parfor as numba_parfor
 
 from .allocation import STAND_INS
 
-_empty_like = STAND_INS[__import__("dpnp").empty_like]
-
-#: (function name, module) -> a factory of its parallel implementation (Numba's convention):
-#: Numba's own, for the functions not replaced here.
-IMPLEMENTATIONS = dict(numba_parfor.swap_functions_map)
+#: dpnp.empty_like's stand-in: each implementation holds it as a closure variable, as it holds
+#: every helper it calls (Numba's pre-parfor pass inlines it with the caller's globals).
+_EMPTY_LIKE = STAND_INS[dpnp.empty_like]
 
 #: NumPy's reductions and functions replaced in offloaded code, by name.
 NAMES = "sum prod min max amin amax mean var std argmin argmax where dot matmul copy".split()
@@ -42,13 +43,16 @@ def _stand_in(name: str):
     return stand_in
 
 
-#: name -> the function offloaded code calls for NumPy's or dpnp's `name` (or the method).
+#: name -> the function offloaded code calls for NumPy's or dpnp's `name` (or the method); a
+#: reduction's takes (array, axis), None where no axis is given (names.py).
 STAND_INS_BY_NAME = {name: _stand_in(name) for name in NAMES}
 STAND_INS_BY_NAME.update(amin=STAND_INS_BY_NAME["min"], amax=STAND_INS_BY_NAME["max"])
 
 
 def pre_parfor(state) -> bool:
-    """Numba's pre-parfor pass with Numba's parallel implementations (those not replaced)."""
+    """The stand-ins' implementations inlined where they are called (inline_stand_ins), then
+    Numba's pre-parfor pass with Numba's parallel implementations (those not replaced)."""
+    inline_stand_ins(state)
     numba_parfor.PreParforPass(
         state.func_ir,
         state.typemap,
@@ -57,9 +61,41 @@ def pre_parfor(state) -> bool:
         state.targetctx,
         state.flags.auto_parallel,
         state.parfor_diagnostics.replaced_fns,
-        replace_functions_map=IMPLEMENTATIONS,
     ).run()
     return True
+
+
+def inline_stand_ins(state) -> None:
+    """Each call of a stand-in replaced by its implementation for the argument types, inlined
+    (as Numba's pre-parfor pass inlines its own, but with this module's globals)."""
+    stand_ins = {id(f): choose for f, choose in _CHOOSERS.items()}
+    work_list = list(state.func_ir.blocks.items())
+    while work_list:
+        label, block = work_list.pop()
+        for position, stmt in enumerate(block.body):
+            value = stmt.value if isinstance(stmt, ir.Assign) else None
+            if not (isinstance(value, ir.Expr) and value.op == "call"):
+                continue
+            fnty = state.typemap.get(value.func.name)
+            choose = stand_ins.get(id(getattr(fnty, "typing_key", None)))
+            if choose is None:
+                continue
+            argtypes = tuple(state.typemap[a.name] for a in value.args)
+            implementation = choose(*argtypes)
+            inline_closure_call(
+                state.func_ir,
+                implementation.__globals__,
+                block,
+                position,
+                implementation,
+                state.typingctx,
+                state.targetctx,
+                argtypes,
+                state.typemap,
+                state.calltypes,
+                work_list,
+            )
+            break  # the block was split: its rest is on the work list
 
 
 # --- dtypes and checks ------------------------------------------------------------------------
@@ -210,27 +246,43 @@ def _along(name: str, at):
 _NEEDS_ELEMENTS = ("min", "max", "argmin", "argmax")
 
 
-def _along_axis(name: str, array, axis: int, dtype):
-    """out[idx] = name's reduction of the elements along `axis` at idx: a kernel over out."""
-    along, drop = _along(name, _AT[(array.ndim, axis)]), _DROP[axis]
-    start = dtype(1) if name == "prod" else dtype(0)
-    empty_is_error = name in _NEEDS_ELEMENTS
+def _refuser(name: str):
+    """A compiled function raising NumPy's ValueError where a `name` reduction has nothing."""
     message = f"zero-size array to reduction operation {name} which has no identity"
 
-    def rows(a, axis=None):  # pragma: no cover (compiled)
-        n = a.shape[axis]
-        if empty_is_error and n == 0:
+    def refuse_empty(n):  # pragma: no cover (compiled)
+        if n == 0:
             raise ValueError(message)
-        out = _empty_like(a, dtype=dtype, shape=drop(a.shape))
-        for i in prange(out.shape[0]):
+
+    return numba.njit(refuse_empty, cache=False)
+
+
+_REFUSE_EMPTY = {name: _refuser(name) for name in ("min", "max", "argmin", "argmax")}
+
+
+@numba.njit(cache=False)
+def _nothing(n):  # pragma: no cover (compiled)
+    """Reductions with an identity take empty arrays."""
+
+
+def _along_axis(name: str, array, axis: int, dtype):
+    """out[idx] = name's reduction of the elements along `axis` at idx: a kernel over out."""
+    along, drop, empty_like = _along(name, _AT[(array.ndim, axis)]), _DROP[axis], _EMPTY_LIKE
+    start = dtype(1) if name == "prod" else dtype(0)
+    refuse_empty = _REFUSE_EMPTY.get(name, _nothing)
+
+    def rows(a, axis):  # pragma: no cover (compiled)
+        n = a.shape[axis]
+        refuse_empty(n)
+        out = empty_like(a, dtype=dtype, shape=drop(a.shape))
+        for i in numba.prange(out.shape[0]):
             out[i] = along(a, i, n, start)
         return out
 
-    def planes(a, axis=None):  # pragma: no cover (compiled)
+    def planes(a, axis):  # pragma: no cover (compiled)
         n = a.shape[axis]
-        if empty_is_error and n == 0:
-            raise ValueError(message)
-        out = _empty_like(a, dtype=dtype, shape=drop(a.shape))
+        refuse_empty(n)
+        out = empty_like(a, dtype=dtype, shape=drop(a.shape))
         for idx in numba.pndindex(out.shape):
             out[idx] = along(a, idx, n, start)
         return out
@@ -270,30 +322,33 @@ def _whole(name: str, array, dtype):
     flat, zero, one = _flat(array), dtype(0), dtype(1)
     if name == "sum":
 
-        def sum_all(a, axis=None):  # pragma: no cover (compiled)
+        def sum_all(a, axis):  # pragma: no cover (compiled)
             v = flat(a)
+            numba.parfors.parfor.init_prange()
             acc = zero
-            for i in prange(v.shape[0]):
+            for i in numba.prange(v.shape[0]):
                 acc += v[i]
             return acc
 
         return sum_all
     if name == "prod":
 
-        def product_all(a, axis=None):  # pragma: no cover (compiled)
+        def product_all(a, axis):  # pragma: no cover (compiled)
             v = flat(a)
+            numba.parfors.parfor.init_prange()
             acc = one
-            for i in prange(v.shape[0]):
+            for i in numba.prange(v.shape[0]):
                 acc *= v[i]
             return acc
 
         return product_all
     if name == "mean":
 
-        def mean_all(a, axis=None):  # pragma: no cover (compiled)
+        def mean_all(a, axis):  # pragma: no cover (compiled)
             v = flat(a)
+            numba.parfors.parfor.init_prange()
             acc = zero
-            for i in prange(v.shape[0]):
+            for i in numba.prange(v.shape[0]):
                 acc += v[i]
             return acc / v.shape[0]
 
@@ -301,14 +356,16 @@ def _whole(name: str, array, dtype):
     if name in ("var", "std"):
         root = name == "std"
 
-        def variance_all(a, axis=None):  # pragma: no cover (compiled)
+        def variance_all(a, axis):  # pragma: no cover (compiled)
             v = flat(a)
+            numba.parfors.parfor.init_prange()
             total = zero
-            for i in prange(v.shape[0]):
+            for i in numba.prange(v.shape[0]):
                 total += v[i]
             mean = total / v.shape[0]
+            numba.parfors.parfor.init_prange()
             acc = zero
-            for i in prange(v.shape[0]):
+            for i in numba.prange(v.shape[0]):
                 d = v[i] - mean
                 acc += d * d
             result = acc / v.shape[0]
@@ -319,46 +376,80 @@ def _whole(name: str, array, dtype):
 
 
 def _extreme_all(name: str, array, flat):
-    """min, max (NaN where any element is, as NumPy's), argmin and argmax (the first)."""
+    """min, max (NaN where any element is, as NumPy's), argmin and argmax (the first). Numba
+    finds a reduction only in a literal `acc = min(acc, x)`, and each implementation is
+    inlined whole: one function per operator."""
     smallest = name in ("min", "argmin")
-    pick = min if smallest else max  # Numba finds `acc = min(acc, x)` a reduction
     start = _extreme(array.dtype, smallest)
     nan = array.dtype(np.nan) if isinstance(array.dtype, types.Float) else array.dtype(0)
-    message = f"zero-size array to reduction operation {name} which has no identity"
-    if name in ("min", "max"):
+    refuse_empty = _REFUSE_EMPTY[name]
 
-        def extreme(a, axis=None):  # pragma: no cover (compiled)
-            v = flat(a)
-            if v.shape[0] == 0:
-                raise ValueError(message)
-            acc = start
-            nans = 0
-            for i in prange(v.shape[0]):
-                x = v[i]
-                acc = pick(acc, x)
-                nans += x != x
-            return nan if nans > 0 else acc
-
-        return extreme
-
-    def first(a, axis=None):  # pragma: no cover (compiled)
+    def smallest_value(a, axis):  # pragma: no cover (compiled)
         v = flat(a)
-        if v.shape[0] == 0:
-            raise ValueError(message)
+        refuse_empty(v.shape[0])
+        numba.parfors.parfor.init_prange()
         acc = start
         nans = 0
-        for i in prange(v.shape[0]):
+        for i in numba.prange(v.shape[0]):
             x = v[i]
-            acc = pick(acc, x)
+            acc = min(acc, x)
             nans += x != x
-        where = v.shape[0]
-        for i in prange(v.shape[0]):
+        return nan if nans > 0 else acc
+
+    def largest_value(a, axis):  # pragma: no cover (compiled)
+        v = flat(a)
+        refuse_empty(v.shape[0])
+        numba.parfors.parfor.init_prange()
+        acc = start
+        nans = 0
+        for i in numba.prange(v.shape[0]):
             x = v[i]
-            found = (nans > 0 and x != x) or (nans == 0 and x == acc)
+            acc = max(acc, x)
+            nans += x != x
+        return nan if nans > 0 else acc
+
+    def first_smallest(a, axis):  # pragma: no cover (compiled)
+        v = flat(a)
+        refuse_empty(v.shape[0])
+        numba.parfors.parfor.init_prange()
+        acc = start
+        nans = 0
+        for i in numba.prange(v.shape[0]):
+            x = v[i]
+            acc = min(acc, x)
+            nans += x != x
+        numba.parfors.parfor.init_prange()
+        where = v.shape[0]
+        for i in numba.prange(v.shape[0]):
+            x = v[i]
+            found = x != x if nans > 0 else x == acc
             where = min(where, i if found else v.shape[0])
         return where
 
-    return first
+    def first_largest(a, axis):  # pragma: no cover (compiled)
+        v = flat(a)
+        refuse_empty(v.shape[0])
+        numba.parfors.parfor.init_prange()
+        acc = start
+        nans = 0
+        for i in numba.prange(v.shape[0]):
+            x = v[i]
+            acc = max(acc, x)
+            nans += x != x
+        numba.parfors.parfor.init_prange()
+        where = v.shape[0]
+        for i in numba.prange(v.shape[0]):
+            x = v[i]
+            found = x != x if nans > 0 else x == acc
+            where = min(where, i if found else v.shape[0])
+        return where
+
+    return {
+        "min": smallest_value,
+        "max": largest_value,
+        "argmin": first_smallest,
+        "argmax": first_largest,
+    }[name]
 
 
 def _extreme(dtype, smallest: bool):
@@ -368,9 +459,21 @@ def _extreme(dtype, smallest: bool):
     return dtype(info.max if smallest else info.min)
 
 
+#: stand-in -> choose(*argument types): its implementation for them.
+_CHOOSERS: dict = {}
+
+
+def _register(name: str, choose) -> None:
+    """`choose(*argument types) -> implementation` as the typing of the stand-in of `name`
+    (its overload compiles the implementation, with prange as range, for the result type)
+    and as its parallel implementation (inline_stand_ins inlines it)."""
+    stand_in = STAND_INS_BY_NAME[name]
+    overload(stand_in)(choose)
+    _CHOOSERS[stand_in] = choose
+
+
 def _reduction(name: str, function) -> None:
-    @overload(STAND_INS_BY_NAME[name], inline="always")
-    def typer(a, axis=None):
+    def choose(a, axis):
         array = _array(a, name)
         ordered = name in _NEEDS_ELEMENTS
         if isinstance(array.dtype, types.Complex) or (
@@ -383,15 +486,18 @@ def _reduction(name: str, function) -> None:
             return _whole(name, array, dtype)
         return _along_axis(name, array, chosen, dtype)
 
+    _register(name, choose)
 
-for _name in ("sum", "prod", "min", "max", "mean", "var", "std", "argmin", "argmax"):
+
+#: The reductions, which take (array, axis).
+REDUCTIONS = ("sum", "prod", "min", "max", "mean", "var", "std", "argmin", "argmax")
+for _name in REDUCTIONS:
     _reduction(_name, getattr(np, _name))
 
 
 # --- where, copy, matmul ---------------------------------------------------------------------
 
 
-@overload(STAND_INS_BY_NAME["where"], inline="always")
 def _where(condition, x, y):
     cond = _array(condition, "where")
     values = [t for t in (x, y) if isinstance(t, types.Array)]
@@ -408,10 +514,12 @@ def _where(condition, x, y):
         )
     )
 
+    empty_like, at = _EMPTY_LIKE, _at
+
     def impl(condition, x, y):  # pragma: no cover (compiled)
-        out = _empty_like(condition, dtype=dtype)
+        out = empty_like(condition, dtype=dtype)
         for idx in numba.pndindex(condition.shape):
-            out[idx] = _at(x, idx) if condition[idx] else _at(y, idx)
+            out[idx] = at(x, idx) if condition[idx] else at(y, idx)
         return out
 
     return impl
@@ -428,12 +536,12 @@ def _at_overload(value, idx):
     return lambda value, idx: value
 
 
-@overload(STAND_INS_BY_NAME["copy"], inline="always")
 def _copy(a):
     _array(a, "copy")
+    empty_like = _EMPTY_LIKE
 
     def impl(a):  # pragma: no cover (compiled)
-        out = _empty_like(a)
+        out = empty_like(a)
         for idx in numba.pndindex(a.shape):
             out[idx] = a[idx]
         return out
@@ -442,18 +550,18 @@ def _copy(a):
 
 
 def _product(name: str):
-    @overload(STAND_INS_BY_NAME[name], inline="always")
-    def typer(a, b):
+    def choose(a, b):
         left, right = _array(a, name), _array(b, name)
         if left.ndim > 2 or right.ndim > 2:
             raise errors.TypingError(f"{name}() in an offloaded function takes 1-d or 2-d arrays")
         dtype = numba.from_dtype(np.result_type(str(left.dtype), str(right.dtype)))
-        zero = dtype(0)
+        zero, empty_like = dtype(0), _EMPTY_LIKE
         if left.ndim == 1 and right.ndim == 1:
 
             def vector(a, b):  # pragma: no cover (compiled)
+                numba.parfors.parfor.init_prange()
                 acc = zero
-                for k in prange(a.shape[0]):
+                for k in numba.prange(a.shape[0]):
                     acc += a[k] * b[k]
                 return acc
 
@@ -461,8 +569,8 @@ def _product(name: str):
         if right.ndim == 1:
 
             def matrix_vector(a, b):  # pragma: no cover (compiled)
-                out = _empty_like(a, dtype=dtype, shape=(a.shape[0],))
-                for i in prange(a.shape[0]):
+                out = empty_like(a, dtype=dtype, shape=(a.shape[0],))
+                for i in numba.prange(a.shape[0]):
                     acc = zero
                     for k in range(a.shape[1]):
                         acc += a[i, k] * b[k]
@@ -473,8 +581,8 @@ def _product(name: str):
         if left.ndim == 1:
 
             def vector_matrix(a, b):  # pragma: no cover (compiled)
-                out = _empty_like(b, dtype=dtype, shape=(b.shape[1],))
-                for j in prange(b.shape[1]):
+                out = empty_like(b, dtype=dtype, shape=(b.shape[1],))
+                for j in numba.prange(b.shape[1]):
                     acc = zero
                     for k in range(b.shape[0]):
                         acc += a[k] * b[k, j]
@@ -484,9 +592,9 @@ def _product(name: str):
             return vector_matrix
 
         def matrix(a, b):  # pragma: no cover (compiled)
-            out = _empty_like(a, dtype=dtype, shape=(a.shape[0], b.shape[1]))
-            for i in prange(a.shape[0]):
-                for j in prange(b.shape[1]):
+            out = empty_like(a, dtype=dtype, shape=(a.shape[0], b.shape[1]))
+            for i in numba.prange(a.shape[0]):
+                for j in numba.prange(b.shape[1]):
                     acc = zero
                     for k in range(a.shape[1]):
                         acc += a[i, k] * b[k, j]
@@ -495,6 +603,10 @@ def _product(name: str):
 
         return matrix
 
+    _register(name, choose)
 
+
+_register("where", _where)
+_register("copy", _copy)
 _product("dot")
 _product("matmul")

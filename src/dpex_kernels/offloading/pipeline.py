@@ -19,8 +19,8 @@ from numba.core.compiler_machinery import PassManager, register_pass
 
 from ..types.usm_array_type import elementwise_on_device
 from . import device_allocations, parallel
-from .lowering import OffloadLower, Options
 from .loops import PrangeLoops
+from .lowering import OffloadLower, Options
 from .names import DpnpNames
 
 
