@@ -139,7 +139,7 @@ class OffloadDispatcher:
         found = []
         for regions in self.options.regions.values():
             for region, kernels in regions:
-                for kernel in kernels:
+                for kernel in filter(None, kernels):
                     for sig, compiled in kernel.definitions.items():
                         found.append(
                             OffloadedKernel(

@@ -82,7 +82,7 @@ def inline_stand_ins(state) -> None:
                 continue
             argtypes = tuple(state.typemap[a.name] for a in value.args)
             implementation = choose(*argtypes)
-            inline_closure_call(
+            inlined, _ = inline_closure_call(
                 state.func_ir,
                 implementation.__globals__,
                 block,
@@ -95,6 +95,11 @@ def inline_stand_ins(state) -> None:
                 state.calltypes,
                 work_list,
             )
+            for inlined_block in inlined.values():  # the caller's line, for kernels and errors
+                for inlined_stmt in inlined_block.body:
+                    inlined_stmt.loc = stmt.loc
+            calls = state.metadata.setdefault("dk_offload_calls", {})
+            calls[stmt.loc.filename, stmt.loc.line] = fnty.typing_key.__name__.split("_", 1)[1]
             break  # the block was split: its rest is on the work list
 
 
@@ -248,7 +253,10 @@ _NEEDS_ELEMENTS = ("min", "max", "argmin", "argmax")
 
 def _refuser(name: str):
     """A compiled function raising NumPy's ValueError where a `name` reduction has nothing."""
-    message = f"zero-size array to reduction operation {name} which has no identity"
+    if name.startswith("arg"):
+        message = f"attempt to get {name} of an empty sequence"
+    else:
+        message = f"zero-size array to reduction operation {name}imum which has no identity"
 
     def refuse_empty(n):  # pragma: no cover (compiled)
         if n == 0:

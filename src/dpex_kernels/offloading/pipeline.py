@@ -22,6 +22,7 @@ from . import device_allocations, parallel
 from .loops import PrangeLoops
 from .lowering import OffloadLower, Options
 from .names import DpnpNames
+from .shapes import ShapeChecks
 
 
 @register_pass(mutates_CFG=True, analysis_only=False)
@@ -82,5 +83,6 @@ class OffloadCompiler(compiler.CompilerBase):
                 pipeline.add_pass(
                     device_allocations.DeviceAllocations, "parfors' arrays allocated as USM arrays"
                 )
+                pipeline.add_pass(ShapeChecks, "shape assertions as NumPy's ValueError")
         pipeline.finalize()
         return [pipeline]

@@ -19,6 +19,7 @@ import numpy as np
 from numba.core import ir, types
 from numba.core.ir_utils import (
     build_definitions,
+    get_name_var_table,
     legalize_names,
     mk_unique_var,
     remove_dels,
@@ -115,16 +116,19 @@ class Region:
         return found[0] if found else ""
 
 
-def _kind(parfor) -> str:
+def _kind(parfor, levels: int, calls: dict) -> str:
+    """What the region is, in the user's words: "2-D prange nest", "array expression", "sum()"
+    (a NumPy or dpnp function parallel.py made loops of)."""
+    call = calls.get((parfor.loc.filename, parfor.loc.line))
+    if call is not None:
+        return f"{call}()"
     pattern = parfor.patterns[0] if parfor.patterns else None
     name = pattern[0] if isinstance(pattern, tuple) else pattern
-    if name == "prange":
-        return "prange loop"
     if isinstance(name, str) and name.startswith("array expression"):
         return "array expression"
-    if name in ("reduction", "setitem", "fill"):
-        return {"reduction": "array reduction", "setitem": "array assignment"}.get(name, name)
-    return "parallel loop"
+    if name in ("setitem", "fill"):
+        return "array assignment"
+    return "prange loop" if levels == 1 else f"{levels}-D prange nest"
 
 
 def analyse(lowerer, parfor) -> Region:
@@ -135,17 +139,22 @@ def analyse(lowerer, parfor) -> Region:
         function=func_ir.func_id.func_name,
         filename=parfor.loc.filename,
         line=parfor.loc.line,
-        kind=_kind(parfor),
+        kind="",
         levels=[],
         params={},
         tuples={},
         reductions=[],
         body={},
     )
-    region.hoisted, body, nests = _merge_perfect_nest(parfor.loop_body, list(parfor.loop_nests))
+    region.hoisted, copies, body, nests = _merge_perfect_nest(
+        parfor.loop_body, list(parfor.loop_nests)
+    )
+    region.kind = _kind(parfor, len(nests), lowerer.metadata.get("dk_offload_calls", {}))
     body = _sequential_nested_parfors(body, typemap, lowerer.fndesc.calltypes)
     body = copy_blocks(body)  # the kernel's, renamed below; the host's stays as it is
     remove_dels(body)
+    entry = body[min(body)]
+    entry.body = [copy.deepcopy(s) for s in copies] + entry.body
     if parfor.races:
         raise region.error(
             f"writes {', '.join(sorted(map(repr, parfor.races)))} in every iteration and the "
@@ -154,7 +163,8 @@ def analyse(lowerer, parfor) -> Region:
         )
     indices = [n.index_variable.name for n in nests]
     redvars = list(parfor.redvars or ())
-    inputs = sorted(set(parfor.params) - set(indices) - set(redvars))
+    hoisted = {s.target.name for s in region.hoisted} & set(get_name_var_table(body))
+    inputs = sorted((set(parfor.params) | hoisted) - set(indices) - set(redvars))
     region.raises = _private_arrays_and_raises(region, body, func_ir, typemap)
     legal = legalize_names([*inputs, *indices, *redvars])
     replace_var_names(body, legal)
@@ -264,8 +274,10 @@ def _reduction_op(region: Region, info, func_ir) -> str:
 
 def _merge_perfect_nest(body, nests):
     """A prange nest whose outer body is only its inner bounds and the inner prange loop is one
-    region over all its levels (up to 3): (host statements, innermost body, levels)."""
+    region over all its levels (up to 3): (host statements, the copies of outer indices the
+    inner body reads, innermost body, levels)."""
     hoisted: list = []
+    copies: list = []
     while len(nests) < 3:
         blocks = [b for b in body.values() if b.body]
         if len(blocks) != 1:
@@ -277,7 +289,14 @@ def _merge_perfect_nest(body, nests):
         outer_indices = {n.index_variable.name for n in nests}
         if not isinstance(inner, numba_parfor.Parfor) or inner.redvars:
             break
-        if not all(_pure(stmt, outer_indices) for stmt in prefix):
+        index_copies = (
+            [s for s in prefix if isinstance(s.value, ir.Var) and s.value.name in outer_indices]
+            if all(isinstance(s, ir.Assign) for s in prefix)
+            else []
+        )
+        rest = [s for s in prefix if s not in index_copies]
+        outer_indices |= {s.target.name for s in index_copies}
+        if not all(_pure(stmt, outer_indices) for stmt in rest):
             break
         bounds = {
             v.name
@@ -287,15 +306,17 @@ def _merge_perfect_nest(body, nests):
         }
         if bounds & outer_indices:
             break
-        hoisted += prefix + list(inner.init_block.body)
+        hoisted += rest + list(inner.init_block.body)
+        copies += index_copies
         nests = nests + list(inner.loop_nests)
         body = inner.loop_body
-    return hoisted, body, nests
+    return hoisted, copies, body, nests
 
 
 def _pure(stmt, indices: set) -> bool:
     """A statement the host may run before the loop: an assignment of a constant, a global,
-    an attribute or item of a variable, not using the loop's indices."""
+    an attribute or item of a variable or a call (the bounds' checks: loops.py) not using the
+    loop's indices."""
     if not isinstance(stmt, ir.Assign):
         return False
     value = stmt.value
@@ -303,12 +324,8 @@ def _pure(stmt, indices: set) -> bool:
         return True
     if isinstance(value, ir.Var):
         return value.name not in indices
-    if isinstance(value, ir.Expr) and value.op in (
-        "getattr",
-        "static_getitem",
-        "binop",
-        "build_tuple",
-    ):
+    pure = ("getattr", "static_getitem", "binop", "build_tuple", "call")
+    if isinstance(value, ir.Expr) and value.op in pure:
         return not {v.name for v in value.list_vars()} & indices
     return False
 

@@ -54,15 +54,41 @@ def coerced_placement(argtypes) -> tuple[str, str] | None:
 
 
 @functools.cache
-def _result_class(usm_type: str, device: str) -> type:
+def _result_class(usm_type: str, device: str, chosen: types.Type | None) -> type:
     """What Numba's ufunc typing calls as `cls(dtype=, ndim=, layout=)` for a result type: a
-    class (it checks issubclass) whose construction makes the USMArrayType with `usm_type`
-    and `device` (its instances are plain USMArrayTypes, so data models find them)."""
+    class (it checks issubclass) whose construction makes the USMArrayType with `usm_type`,
+    `device` and the dtype `chosen` where given (its instances are plain USMArrayTypes, so data models
+    find them)."""
 
     def make(cls, dtype, ndim, layout):
-        return USMArrayType(dtype, ndim, layout, usm_type, device)
+        return USMArrayType(chosen or dtype, ndim, layout, usm_type, device)
 
     return type(f"USMResult_{usm_type}", (USMArrayType,), {"__new__": make})
+
+
+def _numpy_example(argtype):
+    """A stand-in NumPy gives the dtype of: an array, or a scalar of Python's kind where Numba
+    types Python's scalars so (NumPy 2 promotes those weakly), else a NumPy scalar."""
+    if isinstance(argtype, types.Array):
+        return np.ones(1, dtype=str(argtype.dtype))
+    argtype = types.unliteral(argtype)
+    weak = {types.boolean: True, types.int64: 1, types.float64: 1.0, types.complex128: 1j}
+    if argtype in weak:
+        return weak[argtype]
+    return np.dtype(str(argtype)).type(1)
+
+
+def numpy_result_dtype(ufunc, inputs) -> types.Type | None:
+    """The dtype NumPy gives a one-output ufunc of these argument types (Numba picks a loop
+    of its own for some: int32 / float32 in float32); None where it cannot tell."""
+    if ufunc.nout != 1:
+        return None
+    try:
+        with np.errstate(all="ignore"):
+            result = ufunc(*(_numpy_example(t) for t in inputs))
+        return _SCALARS.get(np.asarray(result).dtype.name)
+    except (TypeError, ValueError):
+        return None
 
 
 class USMArrayType(types.Array):
@@ -103,7 +129,9 @@ class USMArrayType(types.Array):
         if not _ELEMENTWISE_ON_DEVICE.get():
             return types.Array
         placement = coerced_placement(inputs)
-        return NotImplemented if placement is None else _result_class(*placement)
+        if placement is None:
+            return NotImplemented
+        return _result_class(*placement, numpy_result_dtype(ufunc, inputs))
 
     @property
     def sycl_device(self):
