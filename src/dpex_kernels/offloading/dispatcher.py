@@ -11,7 +11,10 @@ a device is a KernelCompileError naming its line, or with fallback="host" runs o
 
 from __future__ import annotations
 
+import ast
 import inspect
+import re
+import textwrap
 from dataclasses import dataclass
 
 import numba
@@ -21,7 +24,7 @@ from numba.core.extending import typeof_impl
 from numba.core.typing.templates import Signature
 
 from ..dispatcher.inspection import spirv_text
-from ..errors import ExecutionQueueError
+from ..errors import ExecutionQueueError, KernelCompileError
 from .lowering import OffloadFallbackWarning, Options
 from .pipeline import OffloadCompiler
 
@@ -84,9 +87,16 @@ class OffloadDispatcher:
         self._check_queues(args)
         try:
             return self._numba(*args)
-        except numba.core.errors.TypingError:
+        except numba.core.errors.TypingError as error:
             self._check_types(args)  # an argument compiled code cannot take: say which
-            raise
+            loop = _enclosing_prange(self.py_func, getattr(error, "loc", None))
+            if loop is None:
+                raise  # host code Numba cannot compile: Numba's own error
+            raise KernelCompileError(
+                f"@dk.offload function '{self.__name__}' ({error.loc.filename}:"
+                f"{error.loc.line}): the prange loop at line {loop} has code Numba cannot "
+                f"compile for a device: {_first_lines(error)}"
+            ) from error
 
     @property
     def signatures(self) -> list:
@@ -159,6 +169,38 @@ class OffloadDispatcher:
 def _typeof_offloaded(value, context):
     """An offloaded function called from another is a call of its Numba dispatcher."""
     return types.Dispatcher(value._numba)
+
+
+def _enclosing_prange(py_func, loc) -> int | None:
+    """The line of the innermost prange loop of py_func's source around `loc`, or None
+    (outside loops, or without source: the error is then Numba's own)."""
+    if loc is None or loc.line is None:
+        return None
+    try:
+        lines, first = inspect.getsourcelines(py_func)
+    except (OSError, TypeError):
+        return None
+    try:
+        tree = ast.parse(textwrap.dedent("".join(lines)))
+    except SyntaxError:
+        return None
+    found = None
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.For) and isinstance(node.iter, ast.Call)):
+            continue
+        callee = node.iter.func
+        name = callee.attr if isinstance(callee, ast.Attribute) else getattr(callee, "id", "")
+        start, stop = node.lineno + first - 1, node.end_lineno + first - 1
+        if name == "prange" and start <= loc.line <= stop and (found is None or start > found):
+            found = start
+    return found
+
+
+def _first_lines(error) -> str:
+    """Numba's message without its colour codes and pipeline header."""
+    text = re.sub(r"\x1b\[[0-9;]*m", "", str(error))
+    kept = [line for line in text.splitlines() if line.strip() and "Failed in" not in line]
+    return "\n".join(kept[:8])
 
 
 def _signatures(signatures) -> list:

@@ -174,8 +174,8 @@ def kernels(region: Region, cache: bool) -> list:
     for reduction in region.reductions:
         if not isinstance(reduction.dtype, (types.Integer, types.Float)):
             raise region.error(
-                f"reduces into '{reduction.host}' of type {reduction.dtype}; a device "
-                f"reduction takes numbers (int or float)"
+                f"reduces into '{reduction.host.split('.')[0]}' of type {reduction.dtype}; "
+                f"a device reduction needs a numeric accumulator (int or float)"
             )
     argtypes = kernel_types(region)
     rounds = _kernel(region, rounds_template(region), cache)

@@ -117,18 +117,27 @@ class Region:
 
 
 def _kind(parfor, levels: int, calls: dict) -> str:
-    """What the region is, in the user's words: "2-D prange nest", "array expression", "sum()"
-    (a NumPy or dpnp function parallel.py made loops of)."""
-    call = calls.get((parfor.loc.filename, parfor.loc.line))
-    if call is not None:
-        return f"{call}()"
+    """What the region is, in the user's words: "2-D prange nest", "array expression", "where()"
+    (a NumPy or dpnp function parallel.py made loops of); reductions are named once their
+    operator is known (_reduction_kind)."""
     pattern = parfor.patterns[0] if parfor.patterns else None
     name = pattern[0] if isinstance(pattern, tuple) else pattern
     if isinstance(name, str) and name.startswith("array expression"):
         return "array expression"
     if name in ("setitem", "fill"):
-        return "array assignment"
+        return "array expression"
+    call = calls.get((parfor.loc.filename, parfor.loc.line))
+    if call is not None:
+        return f"{call}()"
     return "prange loop" if levels == 1 else f"{levels}-D prange nest"
+
+
+def _reduction_kind(region: Region, parfor, calls: dict) -> str:
+    """A NumPy or dpnp reduction (x.sum(), np.max(x), ...) is an "array reduction (+)"."""
+    if region.reductions and (parfor.loc.filename, parfor.loc.line) in calls:
+        ops = [r.op for r in region.reductions]  # min and max count elements too
+        return f"array reduction ({next((o for o in ops if o != '+'), '+')})"
+    return region.kind
 
 
 def analyse(lowerer, parfor) -> Region:
@@ -165,6 +174,8 @@ def analyse(lowerer, parfor) -> Region:
     redvars = list(parfor.redvars or ())
     hoisted = {s.target.name for s in region.hoisted} & set(get_name_var_table(body))
     inputs = sorted((set(parfor.params) | hoisted) - set(indices) - set(redvars))
+    for name in redvars:
+        _refuse_reads(region, parfor, name)
     region.raises = _private_arrays_and_raises(region, body, func_ir, typemap)
     legal = legalize_names([*inputs, *indices, *redvars])
     replace_var_names(body, legal)
@@ -187,6 +198,7 @@ def analyse(lowerer, parfor) -> Region:
             )
         )
     region.body = body
+    region.kind = _reduction_kind(region, parfor, lowerer.metadata.get("dk_offload_calls", {}))
     return region
 
 
@@ -255,6 +267,44 @@ def _param(region: Region, name: str, param: Param) -> None:
             f"arrays and numbers)"
         )
     region.params[name] = Param(host, param.items, argtype)
+
+
+def _refuse_reads(region: Region, parfor, name: str) -> None:
+    """A reduction's scalar read in the body other than by its update: each work-item holds
+    only a part of it, so no value it could read is the sequential loop's."""
+    info = parfor.reddict[name]
+    updates = {n.target.name for n in info.reduce_nodes if isinstance(n, ir.Assign)}
+    chain = {name} | updates
+    for stmt in _statements(parfor.loop_body):
+        if isinstance(stmt, ir.Del):
+            continue
+        if isinstance(stmt, ir.Assign) and stmt.target.name in updates:
+            continue
+        if isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Var):
+            if stmt.value.name in chain:  # a copy (an inner loop's phi), not a read
+                chain.add(stmt.target.name)
+            continue
+        read = {v.name for v in stmt.list_vars()}
+        if isinstance(stmt, ir.Assign):
+            read.discard(stmt.target.name)
+        if chain & read:
+            user = name.split(".")[0]
+            raise region.error(
+                f"reads the reduction variable '{user}' (line {stmt.loc.line}); each "
+                f"work-item holds a part of a reduction, so only its update (+=, *=, min, "
+                f"max) may use it: keep the values you read in another variable"
+            )
+
+
+def _statements(blocks: dict):
+    """The statements of loop body blocks, those of nested parfors in their place."""
+    for block in blocks.values():
+        for stmt in block.body:
+            if isinstance(stmt, numba_parfor.Parfor):
+                yield from stmt.init_block.body
+                yield from _statements(stmt.loop_body)
+            else:
+                yield stmt
 
 
 def _reduction_op(region: Region, info, func_ir) -> str:
