@@ -159,8 +159,8 @@ def analyse(lowerer, parfor) -> Region:
         parfor.loop_body, list(parfor.loop_nests)
     )
     region.kind = _kind(parfor, len(nests), lowerer.metadata.get("dk_offload_calls", {}))
-    body = _sequential_nested_parfors(body, typemap, lowerer.fndesc.calltypes)
     body = copy_blocks(body)  # the kernel's, renamed below; the host's stays as it is
+    body = _sequential_nested_parfors(body, typemap, lowerer.fndesc.calltypes)
     remove_dels(body)
     entry = body[min(body)]
     entry.body = [copy.deepcopy(s) for s in copies] + entry.body
@@ -203,14 +203,13 @@ def analyse(lowerer, parfor) -> Region:
 
 
 def copy_blocks(blocks: dict) -> dict:
-    """A deep copy of IR blocks (without parfors), sharing the objects their globals and
+    """A deep copy of IR blocks (nested parfors too), sharing the objects their globals and
     constants hold (a module cannot be copied, and a function should not be)."""
     memo: dict = {}
-    for block in blocks.values():
-        for stmt in block.body:
-            value = stmt.value if isinstance(stmt, ir.Assign) else None
-            if isinstance(value, (ir.Global, ir.FreeVar, ir.Const)):
-                memo[id(value.value)] = value.value
+    for stmt in _statements(blocks):
+        value = stmt.value if isinstance(stmt, ir.Assign) else None
+        if isinstance(value, (ir.Global, ir.FreeVar, ir.Const)):
+            memo[id(value.value)] = value.value
     return copy.deepcopy(blocks, memo)
 
 
