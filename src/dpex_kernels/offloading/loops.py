@@ -151,9 +151,12 @@ def _loop_index(func_ir: ir.FunctionIR, iterable: ir.Var):
                 source = None
                 if isinstance(value, ir.Var):
                     source = value.name
-                elif isinstance(value, ir.Expr) and value.op in ("getiter", "iternext"):
-                    source = value.value.name
-                elif isinstance(value, ir.Expr) and value.op == "pair_first":
+                elif (
+                    isinstance(value, ir.Expr)
+                    and value.op in ("getiter", "iternext")
+                    or isinstance(value, ir.Expr)
+                    and value.op == "pair_first"
+                ):
                     source = value.value.name
                 if source in origin:
                     origin.add(stmt.target.name)

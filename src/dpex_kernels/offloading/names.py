@@ -24,9 +24,9 @@ from .allocation import STAND_INS, SyclQueueType
 from .parallel import REDUCTIONS, STAND_INS_BY_NAME
 
 #: dpnp's functions that are NumPy's of the same name on USM arrays.
-_SAME_AS_NUMPY = "vdot clip square reshape ravel transpose".split()
+_SAME_AS_NUMPY = ["vdot", "clip", "square", "reshape", "ravel", "transpose"]
 #: Array methods that parallel.py's stand-ins replace: x.sum(axis=0) calls sum(x, axis=0).
-_METHODS = "sum prod min max mean var std argmin argmax copy dot".split()
+_METHODS = ["sum", "prod", "min", "max", "mean", "var", "std", "argmin", "argmax", "copy", "dot"]
 #: Attributes that name an array's place: `device=x.device` places an allocation with x, so
 #: in offloaded code `x.device` is x itself.
 _PLACEMENT_ATTRIBUTES = ("device", "sycl_device", "sycl_queue")

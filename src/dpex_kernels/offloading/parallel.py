@@ -32,7 +32,23 @@ from .allocation import STAND_INS
 _EMPTY_LIKE = STAND_INS[dpnp.empty_like]
 
 #: NumPy's reductions and functions replaced in offloaded code, by name.
-NAMES = "sum prod min max amin amax mean var std argmin argmax where dot matmul copy".split()
+NAMES = [
+    "sum",
+    "prod",
+    "min",
+    "max",
+    "amin",
+    "amax",
+    "mean",
+    "var",
+    "std",
+    "argmin",
+    "argmax",
+    "where",
+    "dot",
+    "matmul",
+    "copy",
+]
 
 
 def _stand_in(name: str):

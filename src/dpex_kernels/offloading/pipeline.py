@@ -14,9 +14,11 @@ pass of its own:
 
 from __future__ import annotations
 
-from numba.core import compiler, typed_passes, untyped_passes
+from numba.core import compiler, ir, typed_passes, untyped_passes
 from numba.core.compiler_machinery import PassManager, register_pass
+from numba.np.ufunc.dufunc import DUFunc
 
+from ..compiler import patches
 from ..types.usm_array_type import elementwise_on_device
 from . import device_allocations, parallel
 from .loops import PrangeLoops
@@ -32,6 +34,11 @@ class _TypeInference(typed_passes.NopythonTypeInference):
     _name = "dpex_offload_type_inference"
 
     def run_pass(self, state):
+        for block in state.func_ir.blocks.values():
+            for stmt in block.find_insts(ir.Assign):
+                value = stmt.value
+                if isinstance(value, (ir.Global, ir.FreeVar)) and isinstance(value.value, DUFunc):
+                    patches.dufunc_typed_on_device(stmt.value.value, state.typingctx)
         with elementwise_on_device():
             return super().run_pass(state)
 

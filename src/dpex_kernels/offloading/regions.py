@@ -161,6 +161,7 @@ def analyse(lowerer, parfor) -> Region:
     region.kind = _kind(parfor, len(nests), lowerer.metadata.get("dk_offload_calls", {}))
     body = copy_blocks(body)  # the kernel's, renamed below; the host's stays as it is
     body = _sequential_nested_parfors(body, typemap, lowerer.fndesc.calltypes)
+    _scalar_dufuncs(body)
     remove_dels(body)
     entry = body[min(body)]
     entry.body = [copy.deepcopy(s) for s in copies] + entry.body
@@ -266,6 +267,18 @@ def _param(region: Region, name: str, param: Param) -> None:
             f"arrays and numbers)"
         )
     region.params[name] = Param(host, param.items, argtype)
+
+
+def _scalar_dufuncs(body: dict) -> None:
+    """A `@numba.vectorize` function called in the body (on scalars) is its scalar function:
+    the Numba dispatcher it was compiled from, which a kernel calls as a device function."""
+    from numba.np.ufunc.dufunc import DUFunc
+
+    for block in body.values():
+        for stmt in block.body:
+            value = stmt.value if isinstance(stmt, ir.Assign) else None
+            if isinstance(value, (ir.Global, ir.FreeVar)) and isinstance(value.value, DUFunc):
+                stmt.value = ir.Global(value.name, value.value._dispatcher, value.loc)
 
 
 def _refuse_reads(region: Region, parfor, name: str) -> None:

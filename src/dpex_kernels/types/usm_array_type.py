@@ -57,8 +57,8 @@ def coerced_placement(argtypes) -> tuple[str, str] | None:
 def _result_class(usm_type: str, device: str, chosen: types.Type | None) -> type:
     """What Numba's ufunc typing calls as `cls(dtype=, ndim=, layout=)` for a result type: a
     class (it checks issubclass) whose construction makes the USMArrayType with `usm_type`,
-    `device` and the dtype `chosen` where given (its instances are plain USMArrayTypes, so data models
-    find them)."""
+    `device` and the dtype `chosen` where given (its instances are plain USMArrayTypes, so
+    data models find them)."""
 
     def make(cls, dtype, ndim, layout):
         return USMArrayType(chosen or dtype, ndim, layout, usm_type, device)
@@ -89,6 +89,17 @@ def numpy_result_dtype(ufunc, inputs) -> types.Type | None:
         return _SCALARS.get(np.asarray(result).dtype.name)
     except (TypeError, ValueError):
         return None
+
+
+def device_result_type(result: types.Type, inputs) -> types.Type | None:
+    """The USM array type of an element-wise result Numba typed as a plain array, while
+    offload types a function and the inputs are USM arrays on one device; None otherwise."""
+    if not _ELEMENTWISE_ON_DEVICE.get() or type(result) is not types.Array:
+        return None
+    placement = coerced_placement(inputs)
+    if placement is None or not any(isinstance(t, USMArrayType) for t in inputs):
+        return None
+    return USMArrayType(result.dtype, result.ndim, result.layout, *placement)
 
 
 class USMArrayType(types.Array):
