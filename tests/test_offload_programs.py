@@ -36,7 +36,25 @@ def _check(got, expected, rtol: float, what: str) -> None:
         np.testing.assert_array_equal(got, expected, err_msg=what)
 
 
-@pytest.mark.parametrize("program", PROGRAMS, ids=[p.name for p in PROGRAMS])
+#: Programs that do not run yet, each with the documented error it raises (docs/offload.md).
+EXPECTED_TO_FAIL = {
+    "black_scholes_dpnp": (
+        dk.KernelCompileError,
+        "a @numba.vectorize function (erf) called in an array expression does not compile as "
+        "a device function yet",
+    ),
+    "broadcasting": (ValueError, "a size-1 dimension of a run-time shape does not broadcast"),
+}
+
+
+def _marked(program: Program):
+    if program.name not in EXPECTED_TO_FAIL:
+        return program
+    error, reason = EXPECTED_TO_FAIL[program.name]
+    return pytest.param(program, marks=pytest.mark.xfail(strict=True, raises=error, reason=reason))
+
+
+@pytest.mark.parametrize("program", [_marked(p) for p in PROGRAMS], ids=[p.name for p in PROGRAMS])
 def test_program_equals_numpy(program: Program):
     inputs = program.inputs(np.random.default_rng(40))
     arguments = tuple(_on_device(x) for x in inputs)
