@@ -419,7 +419,12 @@ def _knn(train, train_labels, test, predictions):
 
 def _knn_inputs(rng):
     train = rng.random((60, 3))
-    return train, rng.integers(0, CLASSES, 60).astype(np.int64), rng.random((40, 3)), np.zeros(40, np.int64)
+    return (
+        train,
+        rng.integers(0, CLASSES, 60).astype(np.int64),
+        rng.random((40, 3)),
+        np.zeros(40, np.int64),
+    )
 
 
 def private_array(a, out):
@@ -533,9 +538,7 @@ PROGRAMS = [
     Program(statistics, _small_positive, _statistics, rtol=1e-8),
     Program(axis_reductions, lambda rng: (rng.random((30, 7)),), _axis_reductions),
     Program(l2_norm_axis, lambda rng: (rng.random((100, 5)),), _l2_norm),
-    Program(
-        l2_norm_prange, lambda rng: (rng.random((100, 5)), np.zeros(100)), _l2_norm_prange
-    ),
+    Program(l2_norm_prange, lambda rng: (rng.random((100, 5)), np.zeros(100)), _l2_norm_prange),
     Program(softmax_rows, lambda rng: (rng.random((20, 8)),), _softmax_rows),
     Program(
         pairwise_distance_prange,
@@ -543,9 +546,7 @@ PROGRAMS = [
         _pairwise_distance_prange,
     ),
     Program(pairwise_distance_dpnp, _points, _pairwise_distance_dpnp, rtol=1e-7),
-    Program(
-        stencil_nest, lambda rng: (rng.random((40, 30)), np.zeros((40, 30))), _stencil_nest
-    ),
+    Program(stencil_nest, lambda rng: (rng.random((40, 30)), np.zeros((40, 30))), _stencil_nest),
     Program(kmeans_step, _kmeans_inputs, _kmeans_step),
     Program(gpairs, _gpairs_inputs, _gpairs),
     Program(rambo, _rambo_inputs, _rambo),

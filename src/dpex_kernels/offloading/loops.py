@@ -62,7 +62,7 @@ def rewrite(func_ir: ir.FunctionIR, function: str) -> bool:
     definitions = build_definitions(func_ir.blocks)
     changed = False
     for block in func_ir.blocks.values():
-        for position, stmt in enumerate(list(block.body)):
+        for stmt in list(block.body):
             call = stmt.value if isinstance(stmt, ir.Assign) else None
             if not (isinstance(call, ir.Expr) and call.op == "call"):
                 continue

@@ -37,9 +37,9 @@ def _table() -> dict[int, object]:
     table = {}
     for name in dir(dpnp):
         found, numpy_version = getattr(dpnp, name, None), getattr(np, name, None)
-        if isinstance(numpy_version, np.ufunc) or name in _SAME_AS_NUMPY:
-            if found is not None and numpy_version is not None and found is not numpy_version:
-                table[id(found)] = numpy_version
+        same = isinstance(numpy_version, np.ufunc) or name in _SAME_AS_NUMPY
+        if same and found is not None and numpy_version is not None and found is not numpy_version:
+            table[id(found)] = numpy_version
     table[id(abs)] = np.absolute  # abs(x) of an array too
     for dpnp_function, stand_in in STAND_INS.items():
         table[id(dpnp_function)] = stand_in

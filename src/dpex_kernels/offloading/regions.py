@@ -324,9 +324,9 @@ def _reduction_op(region: Region, info, func_ir) -> str:
         return _OPERATORS[info.redop]
     for node in reversed(info.reduce_nodes):
         value = node.value if isinstance(node, ir.Assign) else None
-        if isinstance(value, ir.Expr) and value.op in ("binop", "inplace_binop"):
-            if value.fn in _OPERATORS:
-                return _OPERATORS[value.fn]
+        binop = isinstance(value, ir.Expr) and value.op in ("binop", "inplace_binop")
+        if binop and value.fn in _OPERATORS:
+            return _OPERATORS[value.fn]
         if isinstance(value, ir.Expr) and value.op == "call":
             callee = _resolve(func_ir, {}, value.func)
             if callee in (min, max):

@@ -102,8 +102,8 @@ def _retype_calls(state, fnty) -> None:
     for block in _blocks(state.func_ir.blocks):
         for stmt in block.body:
             value = stmt.value if isinstance(stmt, ir.Assign) else None
-            if isinstance(value, ir.Expr) and value.op == "call":
-                if state.typemap.get(value.func.name) is fnty:
-                    argtypes = tuple(state.typemap[a.name] for a in value.args)
-                    state.calltypes.pop(value)  # Numba's calltypes refuse overwrites
-                    state.calltypes[value] = fnty.get_call_type(state.typingctx, argtypes, {})
+            call = isinstance(value, ir.Expr) and value.op == "call"
+            if call and state.typemap.get(value.func.name) is fnty:
+                argtypes = tuple(state.typemap[a.name] for a in value.args)
+                state.calltypes.pop(value)  # Numba's calltypes refuse overwrites
+                state.calltypes[value] = fnty.get_call_type(state.typingctx, argtypes, {})
