@@ -11,6 +11,7 @@ from pathlib import Path
 
 import dpctl
 import dpnp
+import numba
 import numpy as np
 import pytest
 from conftest import CPU
@@ -291,6 +292,33 @@ def test_scalar_expressions_stored_into_whole_arrays_run_on_the_device():
     np.testing.assert_allclose(host(c), np.full((3, 4), 4.0, "f4"))
     kinds = [k.kind for k in fills.inspect_kernels()]
     assert kinds == ["array expression"]  # Numba fuses the four statements' loops: one kernel
+
+
+@numba.vectorize
+def smooth_step(x):
+    """A ufunc of the user's: its scalar body runs in the kernel as a device function."""
+    if x <= 0.0:
+        return 0.0 * x
+    if x >= 1.0:
+        return 1.0 + 0.0 * x
+    return x * x * (3.0 - 2.0 * x)
+
+
+@dk.offload
+def user_ufunc(a, b):
+    return smooth_step(a) * b + smooth_step(b - a)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_user_vectorize_functions_in_array_expressions_equal_numpy(dtype):
+    a, b = sample((4, 50), dtype) * 1.4 - 0.2, sample((4, 50), dtype)
+    got = user_ufunc(usm(a), usm(b))
+    assert isinstance(got, dpnp.ndarray) and got.sycl_device.filter_string == CPU
+
+    def reference(x):
+        return np.where(x <= 0, 0, np.where(x >= 1, 1, x * x * (3 - 2 * x)))
+
+    np.testing.assert_allclose(host(got), reference(a) * b + reference(b - a), rtol=1e-6)
 
 
 @dk.offload

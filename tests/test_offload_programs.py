@@ -38,11 +38,6 @@ def _check(got, expected, rtol: float, what: str) -> None:
 
 #: Programs that do not run yet, each with the documented error it raises (docs/offload.md).
 EXPECTED_TO_FAIL = {
-    "black_scholes_dpnp": (
-        dk.KernelCompileError,
-        "a @numba.vectorize function (erf) called in an array expression does not compile as "
-        "a device function yet",
-    ),
     "broadcasting": (ValueError, "a size-1 dimension of a run-time shape does not broadcast"),
 }
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import copy
 import operator
+import weakref
 from dataclasses import dataclass, field
 
 import numba
@@ -27,6 +28,7 @@ from numba.core.ir_utils import (
 )
 from numba.parfors import parfor as numba_parfor
 
+from ..compiler.functions import DeviceFunction
 from ..compiler.kernel_api.memory import private_array
 from ..errors import KernelCompileError
 from ..types.usm_array_type import USMArrayType
@@ -271,14 +273,22 @@ def _param(region: Region, name: str, param: Param) -> None:
 
 def _scalar_dufuncs(body: dict) -> None:
     """A `@numba.vectorize` function called in the body (on scalars) is its scalar function:
-    the Numba dispatcher it was compiled from, which a kernel calls as a device function."""
+    its Python function, which a kernel calls as a device function."""
     from numba.np.ufunc.dufunc import DUFunc
 
     for block in body.values():
         for stmt in block.body:
             value = stmt.value if isinstance(stmt, ir.Assign) else None
             if isinstance(value, (ir.Global, ir.FreeVar)) and isinstance(value.value, DUFunc):
-                stmt.value = ir.Global(value.name, value.value._dispatcher, value.loc)
+                dufunc = value.value
+                twin = _DEVICE_TWINS.get(dufunc)
+                if twin is None:
+                    twin = _DEVICE_TWINS[dufunc] = DeviceFunction(dufunc._dispatcher.py_func)
+                stmt.value = ir.Global(value.name, twin, value.loc)
+
+
+#: The device function of each @numba.vectorize function kernels called.
+_DEVICE_TWINS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def _refuse_reads(region: Region, parfor, name: str) -> None:
