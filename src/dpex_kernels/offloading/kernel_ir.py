@@ -129,8 +129,15 @@ class RegionKernel(JitKernel):
         self.failures: dict = {}
 
     def _make_ir(self) -> ir.FunctionIR:
+        """The template's IR with a copy of the body at each of its sentinels."""
         func_ir = compiler.run_frontend(self.py_func)
         splice(func_ir, copy_blocks(self._body), self._reserved)
+        while any(
+            isinstance(inst, ir.Assign) and inst.target.name == codegen.SENTINEL
+            for block in func_ir.blocks.values()
+            for inst in block.body
+        ):
+            splice(func_ir, copy_blocks(self._body), self._reserved)
         return func_ir
 
     def compile(self, sig):

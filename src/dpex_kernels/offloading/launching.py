@@ -179,6 +179,12 @@ class Host:
         rows = builder.icmp_unsigned("==", builder.and_(row, self.int64(63)), self.int64(0))
         return builder.and_(aligned, rows)
 
+    def nbytes(self, array_type, array) -> llvm.Value:
+        """The bytes of an array's elements (its size times its itemsize)."""
+        proxy = self.context.make_array(array_type)(self.context, self.builder, array)
+        size = self.product(cgutils.unpack_tuple(self.builder, proxy.shape))
+        return self.builder.mul(size, self.int64(array_type.dtype.bitwidth // 8))
+
     def store(self, value, fromty, name: str) -> None:
         """Store `value` of type `fromty` into the host variable `name` (cast to its type)."""
         totype = self.lowerer.typeof(name)

@@ -81,7 +81,10 @@ def rewrite(func_ir: ir.FunctionIR, function: str) -> bool:
                     f"@dk.offload function '{function}' ({loc.filename}:{loc.line}): prange() "
                     f"takes 1 to 3 positional integers, as range() does"
                 )
-            checked = [_checked(block, stmt, arg) for arg in call.args]
+            checked = [  # a constant stays one: kernels index `1 + id` (ranges.py)
+                arg if isinstance(_constant(definitions, arg), int) else _checked(block, stmt, arg)
+                for arg in call.args
+            ]
             call.args = checked
             if len(checked) == 3 and _constant(definitions, checked[2]) != 1:
                 changed |= _over_count(func_ir, block, stmt, definitions)

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from numba.core import types
 
-from . import codegen
+from ..compiler.backend import host_simd
+from . import codegen, streaming
 from .codegen import api, assign, call, for_range, op
 from .kernel_ir import RegionKernel
 from .launching import Host
@@ -107,7 +108,7 @@ def kernel_types(region: Region) -> list:
 
 
 def kernels(region: Region, cache: bool) -> list:
-    """The nest's kernel, compiled for its argument types."""
+    """[the nest's kernel, its streaming kernel or None], compiled for their argument types."""
     kernel = RegionKernel(
         template(region, kernel_name(region, "loop")),
         region.body,
@@ -118,12 +119,28 @@ def kernels(region: Region, cache: bool) -> list:
         debug=region.raises,
     )
     kernel.compile(types.void(*kernel_types(region)))
-    return [kernel]
+    stream = None
+    if streaming.eligible(region, RANGE_LEVELS) and not region.raises:
+        outer = bound_params(region)
+        tree = streaming.template(region, kernel_name(region, "stream"), outer, level_index)
+        stream = RegionKernel(
+            tree,
+            region.body,
+            reserved(region) | {f"_dk_n{len(region.levels) - 1}"},
+            filename=region.filename,
+            describe=region.describe,
+            namespace=streaming.NAMESPACE,
+            cache=cache,
+            host_simd_mode=host_simd.STREAM,
+        )
+        stream = streaming.compiled(stream, [*kernel_types(region), types.int64])
+    return [kernel, stream]
 
 
 def launch(lowerer, region: Region, kernels: list) -> None:
-    """The host code of the nest's launch: nothing for an empty range, else the kernel."""
-    (kernel,) = kernels
+    """The host code of the nest's launch: nothing for an empty range, else the streaming
+    kernel where it compiled and pays (streaming.py), or the plain one."""
+    kernel, stream = kernels
     host = Host(lowerer)
     counts = host.trip_counts(region.levels)
     values, argtypes = host.params(region)
@@ -131,4 +148,27 @@ def launch(lowerer, region: Region, kernels: list) -> None:
     argtypes = kernel_types(region)
     sizes = counts[:RANGE_LEVELS]
     with host.if_then(host.all_positive(counts)):
-        host.wait(host.launch(kernel, argtypes, values, sizes))
+        if stream is None:
+            host.wait(host.launch(kernel, argtypes, values, sizes))
+            return
+        builder = lowerer.builder
+        inner = counts[-1]
+        condition = builder.icmp_signed(">=", inner, host.int64(streaming.CHUNK))
+        nbytes = host.int64(0)
+        for position, param in enumerate(region.params.values()):
+            if isinstance(param.type, types.Array):
+                array = values[position]
+                condition = builder.and_(condition, host.laid_out(param.type, array))
+                nbytes = builder.add(nbytes, host.nbytes(param.type, array))
+        worth = builder.icmp_signed(">=", nbytes, host.int64(streaming.streaming_bytes()))
+        with host.if_else(builder.and_(condition, worth)) as (streamed, plain):
+            with streamed:
+                start = region.levels[-1].start
+                chunks = host.ceil_div(builder.add(inner, host.int64(start)), streaming.CHUNK)
+                host.wait(
+                    host.launch(
+                        stream, [*argtypes, types.int64], [*values, inner], [*sizes[:-1], chunks]
+                    )
+                )
+            with plain:
+                host.wait(host.launch(kernel, argtypes, values, sizes))

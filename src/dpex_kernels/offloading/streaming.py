@@ -1,11 +1,14 @@
-"""Lowering strategy (to come): a large 1-D loop on a CPU device as a host-SIMD kernel with
-streaming stores; here, when it pays.
+"""Lowering strategy: a prange nest on a CPU device whose arrays outgrow their share of the
+last-level cache, as a host-SIMD kernel with streaming stores (docs/offload.md, "Streaming
+loops").
 
-The AST outliner this package had before the parfor design launched such a kernel for a loop
-whose arrays outgrow their share of the last-level cache (docs/offload.md). Its lowering from a
-parfor is not rebuilt yet (issue 40): ranges.py launches the plain kernel for every loop, and
-tests/test_offload_streaming.py marks the streaming tests as expected failures. This module
-keeps the decision, which the strategy will read.
+Work-item (outer indices..., c) runs the innermost iterations in [c, c + 1) * CHUNK, in vector
+registers (compiler/backend/host_simd.py builds it with the host CPU's cost model and marks its
+aligned vector stores non-temporal: a store past the caches skips reading each line before
+writing it). Chunks start at multiples of the chunk, so with rows of a multiple of 64 bytes
+(the launch checks, host_simd.fits) every vector store is aligned. ranges.py compiles it next
+to the plain kernel where `eligible`, and its launch takes it where `worth_host_simd` and the
+arrays fit; a kernel LLVM does not vectorise is refused once and never launched.
 """
 
 from __future__ import annotations
@@ -13,8 +16,22 @@ from __future__ import annotations
 import functools
 from pathlib import Path
 
+from numba.core import types
+
+from .._runtime import device_by_canonical_name
+from ..compiler.backend import host_simd
+from ..compiler.kernel_api.index_space import index_add
+from . import codegen
+from .codegen import api, assign, call, compare, for_range, if_, op
+from .regions import Region
+
 #: Consecutive iterations each work-item of a streaming loop runs (compiler/host_simd.py).
 CHUNK = 1024
+#: More chunks than a launch ever has: masking the id by it tells LLVM an index is never
+#: negative (a no-op), or it keeps Numba's negative-index wraparound and vectorises nothing.
+_CHUNK_IDS = 2**40
+#: The globals the template names.
+NAMESPACE = {"_dk_index_add": index_add}
 
 
 @functools.cache
@@ -49,3 +66,63 @@ def first_address(array) -> int:
     """The address of a USM array's first element."""
     interface = array.__sycl_usm_array_interface__
     return interface["data"][0] + (interface.get("offset") or 0) * array.itemsize
+
+
+def eligible(region: Region, range_levels: int) -> bool:
+    """A nest of up to `range_levels` levels on a CPU device with arrays, whose innermost
+    level has step 1 and a constant start below a chunk."""
+    if not region.arrays or not 1 <= len(region.levels) <= range_levels:
+        return False
+    inner = region.levels[-1]
+    if inner.step != 1 or not isinstance(inner.start, int) or not 0 <= inner.start < CHUNK:
+        return False
+    return bool(region.device) and device_by_canonical_name(region.device).is_cpu
+
+
+def params(region: Region, outer_params: list[str]) -> list[str]:
+    """The kernel's parameters: the plain kernel's, then the innermost level's count."""
+    return [*region.params, *outer_params, f"_dk_n{len(region.levels) - 1}"]
+
+
+def template(region: Region, name: str, outer_params: list[str], level_index):
+    """Outer levels from their work-item ids; the innermost level's chunk as a loop."""
+    from .ranges import rebuild_tuples
+
+    d = len(region.levels) - 1
+    inner = region.levels[d]
+    body = rebuild_tuples(region)
+    for k, level in enumerate(region.levels[:d]):
+        body.append(assign(level.index, level_index(level, call(api("get_global_id"), k), k)))
+    start = inner.start
+    base = op(op(call(api("get_global_id"), d), "&", _CHUNK_IDS - 1), "*", CHUNK)
+    body += [
+        assign("_dk_base", base),
+        assign("_dk_stop", call("min", op("_dk_base", "+", CHUNK), op(start, "+", f"_dk_n{d}"))),
+    ]
+    # Past the first chunk the first index is a multiple of 16 at least the start (LLVM then
+    # knows the stores' alignment); the first chunk, from the start, is a loop of its own.
+    first = "_dk_base" if start == 0 else call("max", "_dk_base", -(-start // 16) * 16)
+    index = call("_dk_index_add", "_dk_first", "_dk_k")
+    chunk = [
+        assign("_dk_first", first),
+        for_range(
+            "_dk_k",
+            [op("_dk_stop", "-", "_dk_first")],
+            [assign(inner.index, index), codegen.sentinel()],
+        ),
+    ]
+    if start == 0:
+        body += chunk
+    else:
+        head = for_range(inner.index, [start, "_dk_stop"], [codegen.sentinel()])
+        body.append(if_(compare("_dk_base", "==", 0), [head], chunk))
+    return codegen.function(name, params(region, outer_params), body, region.line)
+
+
+def compiled(kernel, argtypes: list):
+    """The streaming kernel compiled for `argtypes`, or None where the compiler refuses it."""
+    try:
+        kernel.compile(types.void(*argtypes))
+    except host_simd.Refusal:
+        return None
+    return kernel
