@@ -114,7 +114,11 @@ def template(region: Region, name: str, outer_params: list[str], level_index):
     if start == 0:
         body += chunk
     else:
-        head = for_range(inner.index, [start, "_dk_stop"], [codegen.sentinel()])
+        head = for_range(  # indices from index_add, which LLVM knows are never negative
+            "_dk_k",
+            [op("_dk_stop", "-", start)],
+            [assign(inner.index, call("_dk_index_add", start, "_dk_k")), codegen.sentinel()],
+        )
         body.append(if_(compare("_dk_base", "==", 0), [head], chunk))
     return codegen.function(name, params(region, outer_params), body, region.line)
 
