@@ -213,7 +213,18 @@ def copy_blocks(blocks: dict) -> dict:
         value = stmt.value if isinstance(stmt, ir.Assign) else None
         if isinstance(value, (ir.Global, ir.FreeVar, ir.Const)):
             memo[id(value.value)] = value.value
+    for parfor in _parfors(blocks):  # its constructor's keywords (they hold modules)
+        memo[id(parfor._kws)] = parfor._kws
     return copy.deepcopy(blocks, memo)
+
+
+def _parfors(blocks: dict):
+    """The parfors in blocks, those nested in them too."""
+    for block in blocks.values():
+        for stmt in block.body:
+            if isinstance(stmt, numba_parfor.Parfor):
+                yield stmt
+                yield from _parfors(stmt.loop_body)
 
 
 def has_loops(body: dict[int, ir.Block]) -> bool:
