@@ -213,8 +213,9 @@ def copy_blocks(blocks: dict) -> dict:
         value = stmt.value if isinstance(stmt, ir.Assign) else None
         if isinstance(value, (ir.Global, ir.FreeVar, ir.Const)):
             memo[id(value.value)] = value.value
-    for parfor in _parfors(blocks):  # its constructor's keywords (they hold modules)
-        memo[id(parfor._kws)] = parfor._kws
+    for parfor in _parfors(blocks):  # array analysis' shapes (they hold modules): shared
+        for equiv_set in (parfor.equiv_set, parfor._kws.get("equiv_set")):
+            memo[id(equiv_set)] = equiv_set
     return copy.deepcopy(blocks, memo)
 
 
