@@ -408,7 +408,7 @@ def stores_rows(c, row):
 @pytest.mark.xfail(
     strict=True,
     raises=dk.KernelCompileError,
-    reason="`c += row * 2` of a lower-rank `row` indexes it with c's full index",
+    reason="`c += row * 2` of a lower-rank `row`: Numba's parfor lowering fails on it too",
 )
 def test_stores_into_an_array_broadcast_trailing_dimensions_to_it():
     c = usm(np.zeros((4, 3)))
