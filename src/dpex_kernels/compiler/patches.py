@@ -9,13 +9,17 @@ tests/test_hardening_patches.py checks that CPU code is unchanged.
 
 `collector_paused()` holds Python's cyclic garbage collector off while Numba compiles.
 
+`dufunc_typed_on_device()` (called by offload's typing) makes a `@numba.vectorize` function's
+array result a USM array while @dk.offload types a function with USM inputs.
+
 `argument_typeof_fast_path()` (installed by dispatcher/njit.py) speeds up how Numba's
 dispatcher types USM arrays passed to `@njit` functions, and types everything else as before.
 
 Not here, because they change no behaviour of Numba's, only teach it this package's types:
 Numba's typeof and CPU unboxing of dpnp arrays (usm_array), of dk kernels and of dk.NdRange,
-which let @numba.njit host code launch kernels (dispatcher/njit.py), and the typeof of device
-functions (compiler/functions.py).
+which let @numba.njit host code launch kernels (dispatcher/njit.py), the typeof of device
+functions (compiler/functions.py), of @dk.offload functions (offloading/dispatcher.py) and of
+dpctl.SyclQueue arguments of offloaded functions (offloading/allocation.py).
 """
 
 from __future__ import annotations
