@@ -267,3 +267,37 @@ def test_a_typing_error_without_source_stays_numba_s_error():
 
     with pytest.raises(TypingError, match="undefined_name"):
         dk.offload(namespace["bad"])(usm(np.ones(3)))
+
+
+@dk.offload
+def two_reduction_nests(x):
+    n, m = x.shape
+    total = 0.0
+    for i in prange(n):
+        for j in prange(m):
+            total += x[i, j]
+    squares = 0.0
+    for i in prange(n):
+        for j in prange(m):
+            squares += x[i, j] * x[i, j]
+    return total, squares
+
+
+def test_two_reduction_nests_over_the_same_bounds_equal_numpy():
+    """The second nest's bounds are lowered on the host after the first nest's kernels were
+    compiled (a regression: the bound check's implementation belonged to the device)."""
+    x = RNG.random((13, 7))
+    total, squares = two_reduction_nests(usm(x))
+    assert total == pytest.approx(x.sum(), rel=1e-12)
+    assert squares == pytest.approx((x * x).sum(), rel=1e-12)
+
+
+@dk.offload
+def float_bound(a):
+    for i in prange(a.shape[0] / 2):
+        a[i] = 0.0
+
+
+def test_a_float_prange_bound_is_a_compile_error_saying_integers():
+    with pytest.raises(dk.KernelCompileError, match="prange\\(\\) takes integers"):
+        float_bound(usm(np.ones(4)))

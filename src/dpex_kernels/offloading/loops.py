@@ -14,21 +14,25 @@ import operator
 import numba
 from numba.core import errors, ir, types
 from numba.core.compiler_machinery import FunctionPass, register_pass
-from numba.core.extending import overload
+from numba.core.extending import intrinsic
 from numba.core.ir_utils import build_definitions, mk_unique_var
+from numba.core.typing.templates import signature
 
 from ..errors import KernelCompileError
 
 
-def loop_bound(value):
-    """A prange bound, checked to be an integer when Numba types it (its overload)."""
+@intrinsic
+def loop_bound(typingctx, value):
+    """A prange bound, checked to be an integer when Numba types it. An intrinsic, not an
+    overload: its call is lowered on the host and in kernels alike (an overload's compiled
+    implementation belongs to the first target that lowered it)."""
+    if not isinstance(value, (types.Integer, types.Boolean)):
+        raise errors.TypingError(f"prange() takes integers (start, stop, step); got {value}")
 
+    def codegen(context, builder, sig, args):
+        return args[0]
 
-@overload(loop_bound)
-def _loop_bound(value):
-    if isinstance(value, (types.Integer, types.Boolean)):
-        return lambda value: value
-    raise errors.TypingError(f"prange() takes integers (start, stop, step); got {value}")
+    return signature(value, value), codegen
 
 
 @numba.njit(cache=False)
