@@ -345,10 +345,13 @@ def test_array_expression_dtype_follows_numpy(da, db):
     np.testing.assert_allclose(host(result), expected, rtol=1e-6)
 
 
-#: Numba's parfors make arrays of one rank the same size per dimension; a size-1 dimension of
-#: an array's run-time shape does not broadcast yet (shapes.py): NumPy's ValueError instead.
+#: Arrays of one rank broadcast (broadcasting.py); an array of lower rank is Numba's to
+#: broadcast, which takes no size-1 dimension of its run-time shape (a ValueError) and no array
+#: two ranks lower (a KernelCompileError).
 RUNTIME_SIZE_1 = pytest.mark.xfail(
-    strict=True, raises=ValueError, reason="run-time size-1 dimensions do not broadcast yet"
+    strict=True,
+    raises=(ValueError, dk.KernelCompileError),
+    reason="a lower-rank array with a run-time size-1 dimension, or two ranks lower",
 )
 
 
@@ -371,10 +374,42 @@ def outer_sum(column, row):
     return column[:, None] + row[None, :]
 
 
-@RUNTIME_SIZE_1
 def test_constant_size_1_dimensions_broadcast_like_numpy():
     column, row = sample(5, "float64"), sample(3, "float64")
     np.testing.assert_allclose(host(outer_sum(usm(column), usm(row))), column[:, None] + row)
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    shapes=mutually_broadcastable_shapes(num_shapes=2, min_dims=2, max_dims=3, max_side=5).filter(
+        lambda s: len(s.input_shapes[0]) == len(s.input_shapes[1])
+    )
+)
+def test_run_time_size_1_dimensions_of_arrays_of_one_rank_broadcast_like_numpy(shapes):
+    (shape_a, shape_b), result_shape = shapes
+    a, b = sample(shape_a, "float64"), sample(shape_b, "float64") + 1
+    result = mixed(usm(a), usm(b))
+    assert result.shape == result_shape
+    np.testing.assert_allclose(host(result), a / b + 1)
+
+
+def test_expressions_without_broadcasting_take_the_contiguous_kernel():
+    @dk.offload
+    def ratio(a, b):
+        return a / b + 1
+
+    def launched() -> set:
+        return {
+            k.name.split("_line")[0]
+            for k in ratio.inspect_kernels()
+            if k.kernel.definitions[k.signature].bindings
+        }
+
+    a, b = sample((4, 3), "float64"), sample((4, 1), "float64") + 1
+    np.testing.assert_allclose(host(ratio(usm(a), usm(a + 1))), a / (a + 1) + 1)
+    assert launched() == {"ratio_loop"}
+    np.testing.assert_allclose(host(ratio(usm(a), usm(b))), a / b + 1)
+    assert launched() == {"ratio_loop", "ratio_broadcast"}
 
 
 @RUNTIME_SIZE_1
@@ -389,7 +424,9 @@ def test_array_expressions_broadcast_like_numpy(shapes):
 
 
 def test_array_expressions_that_do_not_broadcast_are_numpy_s_value_error():
-    with pytest.raises(ValueError, match="Sizes of a, b differ"):
+    with pytest.raises(ValueError, match="cannot be broadcast"):
+        mixed(usm(np.ones((2, 4))), usm(np.ones((3, 4))))
+    with pytest.raises(ValueError, match="cannot be broadcast"):
         mixed(usm(np.ones((2, 4))), usm(np.ones(5)))
 
 

@@ -37,9 +37,7 @@ def _check(got, expected, rtol: float, what: str) -> None:
 
 
 #: Programs that do not run yet, each with the documented error it raises (docs/offload.md).
-EXPECTED_TO_FAIL = {
-    "broadcasting": (ValueError, "a size-1 dimension of a run-time shape does not broadcast"),
-}
+EXPECTED_TO_FAIL: dict[str, tuple[type, str]] = {}  # none today
 
 
 def _marked(program: Program):

@@ -179,6 +179,27 @@ class Host:
         rows = builder.icmp_unsigned("==", builder.and_(row, self.int64(63)), self.int64(0))
         return builder.and_(aligned, rows)
 
+    def int1(self, value: bool) -> llvm.Value:
+        return cgutils.true_bit if value else cgutils.false_bit
+
+    def c_contiguous(self, array_type, array) -> llvm.Value:
+        """Whether an array's strides are a C-contiguous array's (dimensions of size 1 aside,
+        whose stride no index uses)."""
+        builder = self.builder
+        proxy = self.context.make_array(array_type)(self.context, builder, array)
+        shape = cgutils.unpack_tuple(builder, proxy.shape)
+        strides = cgutils.unpack_tuple(builder, proxy.strides)
+        expected = self.int64(array_type.dtype.bitwidth // 8)
+        condition = cgutils.true_bit
+        for size, stride in zip(reversed(shape), reversed(strides)):
+            fits = builder.or_(
+                builder.icmp_signed("==", stride, expected),
+                builder.icmp_signed("==", size, self.int64(1)),
+            )
+            condition = builder.and_(condition, fits)
+            expected = builder.mul(expected, size)
+        return condition
+
     def nbytes(self, array_type, array) -> llvm.Value:
         """The bytes of an array's elements (its size times its itemsize)."""
         proxy = self.context.make_array(array_type)(self.context, self.builder, array)

@@ -21,6 +21,7 @@ from numba.np.ufunc.dufunc import DUFunc
 from ..compiler import patches
 from ..types.usm_array_type import elementwise_on_device
 from . import device_allocations, parallel
+from .broadcasting import RuntimeBroadcasts
 from .loops import PrangeLoops
 from .lowering import OffloadLower, Options
 from .names import DpnpNames
@@ -86,6 +87,8 @@ class OffloadCompiler(compiler.CompilerBase):
             if pass_class is untyped_passes.InlineClosureLikes:
                 pipeline.add_pass(DpnpNames, "dpnp's names as NumPy's and offload's")
                 pipeline.add_pass(PrangeLoops, "prange loops as the parfor passes take them")
+            if pass_class is typed_passes.NopythonRewrites:
+                pipeline.add_pass(RuntimeBroadcasts, "run-time size-1 dimensions broadcast")
             if pass_class is typed_passes.ParforPreLoweringPass:
                 pipeline.add_pass(
                     device_allocations.DeviceAllocations, "parfors' arrays allocated as USM arrays"

@@ -107,10 +107,20 @@ def kernel_types(region: Region) -> list:
     return [p.type for p in region.params.values()] + [types.int64] * len(bound_params(region))
 
 
-def kernels(region: Region, cache: bool) -> list:
-    """[the nest's kernel, its streaming kernel or None], compiled for their argument types."""
-    kernel = RegionKernel(
-        template(region, kernel_name(region, "loop")),
+def _viewed(region: Region) -> bool:
+    """Whether an array expression reads views broadcasting.py made (layout "A")."""
+    return region.kind == "array expression" and any(
+        isinstance(p.type, types.Array) and p.type.layout == "A" for p in region.params.values()
+    )
+
+
+def _contiguous(argtypes: list) -> list:
+    return [t.copy(layout="C") if isinstance(t, types.Array) else t for t in argtypes]
+
+
+def _plain(region: Region, what: str, cache: bool) -> RegionKernel:
+    return RegionKernel(
+        template(region, kernel_name(region, what)),
         region.body,
         reserved(region),
         filename=region.filename,
@@ -118,6 +128,18 @@ def kernels(region: Region, cache: bool) -> list:
         cache=cache,
         debug=region.raises,
     )
+
+
+def kernels(region: Region, cache: bool) -> list:
+    """[the nest's kernel, its streaming kernel or None, its kernel of broadcast views or None],
+    compiled for their argument types (an expression reading broadcast views has its plain
+    kernel compiled for C-contiguous arrays, which launches take where no view repeats)."""
+    kernel = _plain(region, "loop", cache)
+    if _viewed(region):
+        kernel.compile(types.void(*_contiguous(kernel_types(region))))
+        general = _plain(region, "broadcast", cache)
+        general.compile(types.void(*kernel_types(region)))
+        return [kernel, None, general]
     kernel.compile(types.void(*kernel_types(region)))
     stream = None
     if streaming.eligible(region, RANGE_LEVELS) and not region.raises:
@@ -134,13 +156,13 @@ def kernels(region: Region, cache: bool) -> list:
             host_simd_mode=host_simd.STREAM,
         )
         stream = streaming.compiled(stream, [*kernel_types(region), types.int64])
-    return [kernel, stream]
+    return [kernel, stream, None]
 
 
 def launch(lowerer, region: Region, kernels: list) -> None:
     """The host code of the nest's launch: nothing for an empty range, else the streaming
     kernel where it compiled and pays (streaming.py), or the plain one."""
-    kernel, stream = kernels
+    kernel, stream, general = kernels
     host = Host(lowerer)
     counts = host.trip_counts(region.levels)
     values, argtypes = host.params(region)
@@ -148,6 +170,19 @@ def launch(lowerer, region: Region, kernels: list) -> None:
     argtypes = kernel_types(region)
     sizes = counts[:RANGE_LEVELS]
     with host.if_then(host.all_positive(counts)):
+        if general is not None:
+            contiguous = host.int1(True)
+            for position, param in enumerate(region.params.values()):
+                if isinstance(param.type, types.Array) and param.type.layout == "A":
+                    contiguous = lowerer.builder.and_(
+                        contiguous, host.c_contiguous(param.type, values[position])
+                    )
+            with host.if_else(contiguous) as (fast, views):
+                with fast:
+                    host.wait(host.launch(kernel, _contiguous(argtypes), values, sizes))
+                with views:
+                    host.wait(host.launch(general, argtypes, values, sizes))
+            return
         if stream is None:
             host.wait(host.launch(kernel, argtypes, values, sizes))
             return
