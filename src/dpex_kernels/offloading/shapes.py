@@ -2,9 +2,9 @@
 
 Numba's array analysis makes the arrays of an array expression one size per dimension at
 run time with `assert_equiv` calls, an AssertionError where they differ. Offloaded code raises
-NumPy's error class instead, saying what Numba's parallel compiler broadcasts: arrays of fewer
-dimensions along the trailing ones, and dimensions of a constant size 1 (`x[:, None]`,
-`x.reshape((n, 1))`), not a size-1 dimension of an array's run-time shape.
+NumPy's error class instead. Arrays of an expression's rank broadcast as NumPy's
+(broadcasting.py); one of lower rank is broadcast by Numba along the trailing dimensions, which
+takes no size-1 dimension of its run-time shape: the message says so.
 """
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ from numba.core.typing.templates import signature
 from numba.parfors import array_analysis
 
 _HINT = (
-    "; an offloaded array expression broadcasts arrays of fewer dimensions along the trailing "
-    "ones and dimensions of a constant size 1 (x[:, None]), not a size-1 dimension of an "
-    "array's run-time shape"
+    "; in an offloaded array expression an array of lower rank broadcasts along the trailing "
+    "dimensions, but not a size-1 dimension of its own run-time shape (reshape it to the "
+    "expression's rank: x.reshape((1, n)))"
 )
 
 
