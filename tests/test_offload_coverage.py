@@ -301,3 +301,17 @@ def float_bound(a):
 def test_a_float_prange_bound_is_a_compile_error_saying_integers():
     with pytest.raises(dk.KernelCompileError, match="prange\\(\\) takes integers"):
         float_bound(usm(np.ones(4)))
+
+
+@dk.offload
+def computed_then_broadcast(a, column):
+    s = dpnp.sqrt(a)  # made in compiled code: no Python object behind it
+    return s * column + s
+
+
+def test_an_expression_of_arrays_made_inside_allocates_its_result():
+    """Regression: the result's allocation took its queue from an array made in compiled code,
+    whose missing Python object ended the allocation call's arguments."""
+    a, column = RNG.random((6, 5)), RNG.random((6, 1))
+    got = computed_then_broadcast(usm(a), usm(column))
+    np.testing.assert_allclose(host(got), np.sqrt(a) * column + np.sqrt(a))

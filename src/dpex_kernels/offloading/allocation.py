@@ -182,7 +182,10 @@ def _ndim_of(shape) -> int | None:
 def _source_object(context, builder, pyapi, argtype, value):
     """The borrowed Python object an allocation's placement comes from, or None's."""
     if isinstance(argtype, USMArrayType):
-        return context.make_array(argtype)(context, builder, value).parent
+        # an array made in compiled code has no parent: None then (a NULL would end the
+        # call's argument list), and the allocation's device decides
+        parent = context.make_array(argtype)(context, builder, value).parent
+        return builder.select(cgutils.is_null(builder, parent), pyapi.borrow_none(), parent)
     if isinstance(argtype, SyclQueueType):
         return value
     return pyapi.borrow_none()
