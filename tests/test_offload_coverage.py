@@ -304,14 +304,17 @@ def test_a_float_prange_bound_is_a_compile_error_saying_integers():
 
 
 @dk.offload
-def computed_then_broadcast(a, column):
-    s = dpnp.sqrt(a)  # made in compiled code: no Python object behind it
-    return s * column + s
+def computed_into_planes(c1, f1, output):
+    s = dpnp.sqrt(1.0 - dpnp.square(c1))  # made in compiled code: no Python object behind it
+    output[:, :, 0] = s * dpnp.sin(f1)
+    output[:, :, 1] = s * c1
 
 
-def test_an_expression_of_arrays_made_inside_allocates_its_result():
-    """Regression: the result's allocation took its queue from an array made in compiled code,
-    whose missing Python object ended the allocation call's arguments."""
-    a, column = RNG.random((6, 5)), RNG.random((6, 1))
-    got = computed_then_broadcast(usm(a), usm(column))
-    np.testing.assert_allclose(host(got), np.sqrt(a) * column + np.sqrt(a))
+def test_expressions_of_arrays_made_inside_allocate_their_results():
+    """Expressions of arrays the function made, stored into planes of an argument (the rambo
+    program of offload_programs.py is the regression test of their allocations' placement)."""
+    c1, f1 = RNG.random((6, 5)), RNG.random((6, 5))
+    output = usm(np.zeros((6, 5, 2)))
+    computed_into_planes(usm(c1), usm(f1), output)
+    s = np.sqrt(1.0 - c1 * c1)
+    np.testing.assert_allclose(host(output), np.stack([s * np.sin(f1), s * c1], axis=-1))
