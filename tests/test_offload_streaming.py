@@ -41,8 +41,8 @@ def past_the_cache(arrays: int, itemsize: int) -> int:
 
 
 def streaming_kernels(function) -> list:
-    """The streaming kernels a call launched (compiled with the host function where a loop
-    may stream; a launch binds a kernel to its device)."""
+    """The streaming kernels a call launched (each compiles on the first launch that would
+    take it; a launch binds a kernel to its device)."""
     return [
         k
         for k in function.inspect_kernels()
@@ -88,13 +88,14 @@ def test_a_streaming_loop_stores_one_vector_an_iteration():
     assert "store <16 x float>" in stores[0] and "store <16 x" not in "".join(stores[1:])
 
 
-def test_a_small_loop_takes_the_plain_kernel():
+def test_a_small_loop_takes_the_plain_kernel_and_compiles_no_streaming_one():
     triad = make_triad()
     b, c = RNG.random(5000), RNG.random(5000)
     a = usm(np.zeros(5000))
     triad(a, usm(b), usm(c), 2.0)
     np.testing.assert_array_equal(dpnp.asnumpy(a), b + 2.0 * c)
     assert streaming_kernels(triad) == []
+    assert not [k for k in triad.inspect_kernels() if "_stream_" in k.name]  # compiled lazily
 
 
 def test_a_loop_just_inside_its_share_of_the_cache_takes_the_plain_kernel():

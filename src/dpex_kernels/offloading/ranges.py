@@ -8,7 +8,7 @@ n - 1)` indexes `1 + id`: the runtime sees neighbouring work-items read neighbou
 
 from __future__ import annotations
 
-from numba.core import types
+from numba.core import cgutils, types
 
 from ..compiler.backend import host_simd
 from . import codegen, streaming
@@ -131,9 +131,10 @@ def _plain(region: Region, what: str, cache: bool) -> RegionKernel:
 
 
 def kernels(region: Region, cache: bool) -> list:
-    """[the nest's kernel, its streaming kernel or None, its kernel of broadcast views or None],
-    compiled for their argument types (an expression reading broadcast views has its plain
-    kernel compiled for C-contiguous arrays, which launches take where no view repeats)."""
+    """[the nest's kernel, its streaming kernel or None (compiled on the first launch that would
+    take it), its kernel of broadcast views or None], compiled for their argument types (an
+    expression reading broadcast views has its plain kernel compiled for C-contiguous arrays,
+    which launches take where no view repeats)."""
     kernel = _plain(region, "loop", cache)
     if _viewed(region):
         kernel.compile(types.void(*_contiguous(kernel_types(region))))
@@ -155,7 +156,6 @@ def kernels(region: Region, cache: bool) -> list:
             cache=cache,
             host_simd_mode=host_simd.STREAM,
         )
-        stream = streaming.compiled(stream, [*kernel_types(region), types.int64])
     return [kernel, stream, None]
 
 
@@ -196,14 +196,17 @@ def launch(lowerer, region: Region, kernels: list) -> None:
                 condition = builder.and_(condition, host.laid_out(param.type, array))
                 nbytes = builder.add(nbytes, host.nbytes(param.type, array))
         worth = builder.icmp_signed(">=", nbytes, host.int64(streaming.streaming_bytes()))
-        with host.if_else(builder.and_(condition, worth)) as (streamed, plain):
+        usable = streaming.usable(stream, [*argtypes, types.int64])
+        streams = host.variable(cgutils.false_bit)
+        with host.if_then(builder.and_(condition, worth)):
+            compiled, _ = host.call(usable, [], [])  # compiles it on the first such launch
+            builder.store(compiled, streams)
+        with host.if_else(builder.load(streams)) as (streamed, plain):  # one launch site each
             with streamed:
                 start = region.levels[-1].start
                 chunks = host.ceil_div(builder.add(inner, host.int64(start)), streaming.CHUNK)
-                host.wait(
-                    host.launch(
-                        stream, [*argtypes, types.int64], [*values, inner], [*sizes[:-1], chunks]
-                    )
-                )
+                stream_types = [*argtypes, types.int64]
+                stream_sizes = [*sizes[:-1], chunks]
+                host.wait(host.launch(stream, stream_types, [*values, inner], stream_sizes))
             with plain:
                 host.wait(host.launch(kernel, argtypes, values, sizes))

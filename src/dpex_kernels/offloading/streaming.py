@@ -16,7 +16,9 @@ from __future__ import annotations
 import functools
 from pathlib import Path
 
-from numba.core import types
+from numba.core import cgutils, types
+from numba.core.extending import intrinsic
+from numba.core.typing.templates import signature
 
 from .._runtime import device_by_canonical_name
 from ..compiler.backend import host_simd
@@ -123,10 +125,54 @@ def template(region: Region, name: str, outer_params: list[str], level_index):
     return codegen.function(name, params(region, outer_params), body, region.line)
 
 
-def compiled(kernel, argtypes: list):
-    """The streaming kernel compiled for `argtypes`, or None where the compiler refuses it."""
-    try:
-        kernel.compile(types.void(*argtypes))
-    except host_simd.Refusal:
-        return None
-    return kernel
+class Usable:
+    """Whether a streaming kernel compiled as host SIMD for its argument types: compiled on the
+    first launch that would take it (a loop that never outgrows the cache compiles none), and a
+    kernel the compiler refuses is never launched (the plain kernel runs instead)."""
+
+    def __init__(self, kernel, argtypes: list):
+        self.kernel = kernel
+        self.signature = types.void(*argtypes)
+        self.answer: bool | None = None
+
+    def __call__(self) -> bool:
+        if self.answer is None:
+            try:
+                self.kernel.compile(self.signature)
+                self.answer = True
+            except host_simd.Refusal:
+                self.answer = False
+        return self.answer
+
+
+#: Every Usable compiled code may call (kept alive: compiled code holds their addresses).
+_CALLBACKS: list = []
+
+
+def usable(kernel, argtypes: list):
+    """An intrinsic () -> bool: Usable(kernel, argtypes)(), called from compiled host code
+    (with the GIL) only when a launch would stream."""
+    check = Usable(kernel, argtypes)
+    _CALLBACKS.append(check)
+
+    @intrinsic
+    def ask(typingctx):
+        def codegen(context, builder, sig, args):
+            pyapi = context.get_python_api(builder)
+            gil = pyapi.gil_ensure()
+            fn = context.add_dynamic_addr(builder, id(check), info="offload streaming check")
+            answer = pyapi.call_function_objargs(fn, [])
+            failed = cgutils.is_null(builder, answer)
+            result = cgutils.alloca_once_value(builder, cgutils.false_bit)
+            with builder.if_then(builder.not_(failed), likely=True):
+                truth = pyapi.object_istrue(answer)
+                builder.store(builder.icmp_signed("!=", truth, truth.type(0)), result)
+                pyapi.decref(answer)
+            pyapi.gil_release(gil)
+            with builder.if_then(failed, likely=False):
+                context.call_conv.return_exc(builder)
+            return builder.load(result)
+
+        return signature(types.boolean), codegen
+
+    return ask
