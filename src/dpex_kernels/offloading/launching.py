@@ -175,9 +175,13 @@ class Host:
         if array_type.ndim < 2:
             return aligned
         last = cgutils.unpack_tuple(builder, proxy.shape)[-1]
-        row = builder.mul(last, self.int64(array_type.dtype.bitwidth // 8))
+        row = builder.mul(last, self.int64(self.itemsize(array_type)))
         rows = builder.icmp_unsigned("==", builder.and_(row, self.int64(63)), self.int64(0))
         return builder.and_(aligned, rows)
+
+    def itemsize(self, array_type) -> int:
+        """The bytes of one element (booleans have no bitwidth in Numba's types)."""
+        return self.context.get_abi_sizeof(self.context.get_data_type(array_type.dtype))
 
     def int1(self, value: bool) -> llvm.Value:
         return cgutils.true_bit if value else cgutils.false_bit
@@ -189,7 +193,7 @@ class Host:
         proxy = self.context.make_array(array_type)(self.context, builder, array)
         shape = cgutils.unpack_tuple(builder, proxy.shape)
         strides = cgutils.unpack_tuple(builder, proxy.strides)
-        expected = self.int64(array_type.dtype.bitwidth // 8)
+        expected = self.int64(self.itemsize(array_type))
         condition = cgutils.true_bit
         for size, stride in zip(reversed(shape), reversed(strides)):
             fits = builder.or_(
@@ -204,7 +208,7 @@ class Host:
         """The bytes of an array's elements (its size times its itemsize)."""
         proxy = self.context.make_array(array_type)(self.context, self.builder, array)
         size = self.product(cgutils.unpack_tuple(self.builder, proxy.shape))
-        return self.builder.mul(size, self.int64(array_type.dtype.bitwidth // 8))
+        return self.builder.mul(size, self.int64(self.itemsize(array_type)))
 
     def store(self, value, fromty, name: str) -> None:
         """Store `value` of type `fromty` into the host variable `name` (cast to its type)."""
