@@ -6,9 +6,10 @@ Work-item (outer indices..., c) runs the innermost iterations in [c, c + 1) * CH
 registers (compiler/backend/host_simd.py builds it with the host CPU's cost model and marks its
 aligned vector stores non-temporal: a store past the caches skips reading each line before
 writing it). Chunks start at multiples of the chunk, so with rows of a multiple of 64 bytes
-(the launch checks, host_simd.fits) every vector store is aligned. ranges.py compiles it next
-to the plain kernel where `eligible`, and its launch takes it where `worth_host_simd` and the
-arrays fit; a kernel LLVM does not vectorise is refused once and never launched.
+(the launch checks, host_simd.fits) every vector store is aligned. ranges.py makes it next to
+the plain kernel where `eligible`; its launch takes it where `worth_host_simd` and the arrays
+fit, compiling it then (`usable`); a kernel LLVM does not vectorise is refused once and never
+launched.
 """
 
 from __future__ import annotations
