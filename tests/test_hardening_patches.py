@@ -107,9 +107,10 @@ def test_numba_and_llvm_state_is_changed_in_patches_only():
         for marker in markers:
             if marker in text and path.name != "patches.py":
                 # Registrations of this package's own types (see patches.py's docstring).
-                allowed = marker == "typeof_impl.register(" and path.name in (
-                    "functions.py",
-                    "njit.py",
+                allowed = marker == "typeof_impl.register(" and (
+                    path.name in ("functions.py", "njit.py")
+                    or path.relative_to(package).as_posix()
+                    in ("offloading/dispatcher.py", "offloading/allocation.py")
                 )
                 assert allowed, f"{path.relative_to(package)} changes Numba/LLVM state: {marker}"
 
@@ -171,3 +172,28 @@ def test_the_collector_resumes_after_a_failed_compile_and_nested_pauses():
         assert not gc.isenabled()  # the outer pause still holds
         raise RuntimeError("a compile failed")
     assert gc.isenabled()
+
+
+def test_vectorize_results_are_numba_s_outside_offloaded_typing():
+    """patches._dufunc_type_me changes a DUFunc's result type only while @dk.offload types a
+    function with USM inputs: @njit code keeps NumPy arrays."""
+    import numba
+    import numpy as np
+
+    from dpex_kernels.compiler import patches
+
+    patches.apply()
+
+    @numba.vectorize
+    def twice(x):
+        return 2 * x
+
+    @numba.njit
+    def use(a):
+        return twice(a) + 1
+
+    result = use(np.arange(4.0))
+    assert type(result) is np.ndarray
+    np.testing.assert_array_equal(result, np.arange(4.0) * 2 + 1)
+    (signature,) = use.signatures
+    assert str(use.nopython_signatures[0].return_type) == "array(float64, 1d, C)"

@@ -28,7 +28,7 @@ import dpnp
 import numpy as np
 from numba import prange
 
-from dpex_kernels.offloading.kernels import STREAM_CHUNK
+from dpex_kernels.offloading.streaming import CHUNK as STREAM_CHUNK
 
 from .. import device, kernels
 from ..config import Config

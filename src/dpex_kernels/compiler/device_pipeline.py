@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import weakref
 from collections import OrderedDict
 
 from numba.core import compiler, ir, lowering, typed_passes, untyped_passes
@@ -219,7 +220,8 @@ class _DeviceCompiler(compiler.CompilerBase):
 
     def define_pipelines(self):
         flags = self.state.flags
-        key = (flags.auto_parallel.enabled, flags.no_rewrites, flags.enable_ssa)
+        from_ir = self.state.func_ir is not None  # generated IR: no bytecode to translate
+        key = (flags.auto_parallel.enabled, flags.no_rewrites, flags.enable_ssa, from_ir)
         built = self._pipelines.get(key)
         if built is None:
             default = compiler.DefaultPassBuilder.define_nopython_pipeline(self.state)
@@ -239,9 +241,36 @@ class _DeviceCompiler(compiler.CompilerBase):
         return [pipeline]
 
 
+#: Functions whose Numba IR is generated rather than translated from their bytecode (the
+#: kernels of offloaded loops: a template with a loop body spliced in), and what makes it.
+_GENERATED_IR: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def generated_ir(function, make_ir) -> None:
+    """Compile `function` from the Numba FunctionIR `make_ir()` returns, not its bytecode."""
+    _GENERATED_IR[function] = make_ir
+
+
+def has_generated_ir(function) -> bool:
+    """Whether `function` compiles from generated IR (generated_ir)."""
+    return function in _GENERATED_IR
+
+
 def compile_device_code(py_func, argtypes, *, fastmath=False, debug=False, return_type=None):
     """Numba's front end and lowering for one Python function on the SYCL target."""
+    make_ir = _GENERATED_IR.get(py_func)
     with collector_paused(), global_compiler_lock, target_override(TARGET_NAME):
+        if make_ir is not None:
+            return compiler.compile_ir(
+                sycl_target.typing_context,
+                sycl_target.target_context,
+                make_ir(),
+                tuple(argtypes),
+                return_type,
+                device_flags(fastmath=fastmath, debug=debug),
+                locals={},
+                pipeline_class=_DeviceCompiler,
+            )
         return compiler.compile_extra(
             sycl_target.typing_context,
             sycl_target.target_context,

@@ -9,13 +9,17 @@ tests/test_hardening_patches.py checks that CPU code is unchanged.
 
 `collector_paused()` holds Python's cyclic garbage collector off while Numba compiles.
 
+`dufunc_typed_on_device()` (called by offload's typing) makes a `@numba.vectorize` function's
+array result a USM array while @dk.offload types a function with USM inputs.
+
 `argument_typeof_fast_path()` (installed by dispatcher/njit.py) speeds up how Numba's
 dispatcher types USM arrays passed to `@njit` functions, and types everything else as before.
 
 Not here, because they change no behaviour of Numba's, only teach it this package's types:
 Numba's typeof and CPU unboxing of dpnp arrays (usm_array), of dk kernels and of dk.NdRange,
-which let @numba.njit host code launch kernels (dispatcher/njit.py), and the typeof of device
-functions (compiler/functions.py).
+which let @numba.njit host code launch kernels (dispatcher/njit.py), the typeof of device
+functions (compiler/functions.py), of @dk.offload functions (offloading/dispatcher.py) and of
+dpctl.SyclQueue arguments of offloaded functions (offloading/allocation.py).
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import threading
+import types as types_module
 from collections.abc import Callable, Sequence
 
 import llvmlite
@@ -106,6 +111,38 @@ _LOCAL_NAME_LIMIT = "-non-global-value-max-name-size=1048576"
 PROCESS_FLAGS = (f"-spirv-ext={_SPIRV_EXTENSIONS}", _LOCAL_NAME_LIMIT)
 
 
+from numba.np.ufunc.dufunc import DUFunc  # noqa: E402
+
+_numba_dufunc_type_me = DUFunc._type_me
+
+
+def _dufunc_type_me(self, argtys, kwtys):
+    """A `@numba.vectorize` function's result on USM arrays is a USM array in offloaded code.
+
+    Numba types a DUFunc's array result as `types.Array` outright, not through the inputs'
+    `__array_ufunc__` as it types NumPy's ufuncs, so `erf(x) * x` of a USM array `x` mixed a
+    host array in. Only while offload types a function (usm_array_type.elementwise_on_device)
+    and only for USM inputs is the result changed: every other typing is Numba's. Retired when
+    Numba's DUFunc typing consults `__array_ufunc__` (numba/np/ufunc/dufunc.py, 0.68)."""
+    sig = _numba_dufunc_type_me(self, argtys, kwtys)
+    from ..types.usm_array_type import device_result_type
+
+    result = device_result_type(sig.return_type, argtys)
+    return sig if result is None else sig.replace(return_type=result)
+
+
+def dufunc_typed_on_device(dufunc: DUFunc, typingctx) -> None:
+    """Re-install the typing of a DUFunc made before apply() (its typing bound Numba's
+    _type_me when it was made), once."""
+    apply()
+    if getattr(dufunc, "_dk_typed_on_device", False):
+        return
+    for template in typingctx.resolve_value_type(dufunc).templates:
+        if getattr(template, "key", None) is dufunc:
+            template.generic = types_module.MethodType(_dufunc_type_me, dufunc)
+    dufunc._dk_typed_on_device = True
+
+
 def _check_versions() -> None:
     for name, (found, pinned) in PINNED.items():
         if not found.startswith(pinned):
@@ -124,6 +161,7 @@ def apply() -> None:
         _check_versions()
         cgutils.pointer_add = _pointer_add
         cgutils.do_boundscheck = _do_boundscheck
+        DUFunc._type_me = _dufunc_type_me  # DUFuncs made from now on (their typing binds it)
         for flag in PROCESS_FLAGS:
             ll.set_option("dpex_kernels", flag)
         _applied = True

@@ -179,27 +179,86 @@ def _typeof_nd_range(value, context):
     return NdRangeType(value.ndim)
 
 
+def _unbox_into(builder, typ, obj, array) -> ir.Value:
+    """Fill the Numba array struct `array` of type `typ` from a USM array object; the C
+    status (0 where it was one)."""
+    fnty = ir.FunctionType(_I32, [_PTR, _I64.as_pointer(), _I32])
+    fn = cgutils.get_or_insert_function(builder.module, fnty, "dpex_unbox_usm_array")
+    out = builder.bitcast(array._getpointer(), _I64.as_pointer())
+    return builder.call(fn, [obj, out, ir.Constant(_I32, typ.ndim)])
+
+
 @unbox(USMArrayType)
 def _unbox_usm_array(typ, obj, c):
     array = c.context.make_array(typ)(c.context, c.builder)
-    fnty = ir.FunctionType(_I32, [_PTR, _I64.as_pointer(), _I32])
-    fn = cgutils.get_or_insert_function(c.builder.module, fnty, "dpex_unbox_usm_array")
-    out = c.builder.bitcast(array._getpointer(), _I64.as_pointer())
-    status = c.builder.call(fn, [obj, out, ir.Constant(_I32, typ.ndim)])
+    status = _unbox_into(c.builder, typ, obj, array)
     is_error = c.builder.icmp_signed("!=", status, ir.Constant(_I32, 0))
     return NativeValue(array._getvalue(), is_error=is_error)
 
 
+def view_of(parent, data: int, shape: tuple, strides: tuple):
+    """The view of `parent` that compiled code returns (a slice, a transpose): the one that
+    starts at address `data` with `shape` and `strides` (in bytes), as NumPy would make it."""
+    interface = parent.__sycl_usm_array_interface__
+    usm = parent.get_array() if isinstance(parent, dpnp.ndarray) else parent
+    itemsize = usm.itemsize
+    offset = 0 if 0 in shape else (data - interface["data"][0]) // itemsize
+    view = dpnp.tensor.usm_ndarray(
+        shape,
+        dtype=usm.dtype,
+        strides=tuple(s // itemsize for s in strides),
+        buffer=usm,
+        offset=offset,
+    )
+    return view if usm is parent else dpnp.ndarray._create_from_usm_ndarray(view)
+
+
 @box(USMArrayType)
 def _box_usm_array(typ, value, c):
-    """A usm_array returned to Python is the array object it came in as."""
-    parent = c.context.make_array(typ)(c.context, c.builder, value).parent
-    with c.builder.if_then(cgutils.is_null(c.builder, parent), likely=False):
-        c.pyapi.err_set_string(
+    """A usm_array returned to Python is the array object it came in as where it is all of
+    it (same data, shape and strides), else the view of it compiled code made (view_of)."""
+    builder, pyapi = c.builder, c.pyapi
+    array = c.context.make_array(typ)(c.context, builder, value)
+    parent = array.parent
+    result = cgutils.alloca_once_value(builder, parent)
+    with builder.if_then(cgutils.is_null(builder, parent), likely=False):
+        pyapi.err_set_string(
             "PyExc_TypeError", "compiled code can return only USM arrays passed in from Python"
         )
-    c.pyapi.incref(parent)
-    return parent
+    with builder.if_then(cgutils.is_not_null(builder, parent), likely=True):
+        whole = c.context.make_array(typ)(c.context, builder)
+        status = _unbox_into(builder, typ, parent, whole)
+        same = builder.icmp_signed("==", status, ir.Constant(_I32, 0))
+        for mine, its in [
+            (array.data, whole.data),
+            *zip(
+                cgutils.unpack_tuple(builder, array.shape),
+                cgutils.unpack_tuple(builder, whole.shape),
+            ),
+            *zip(
+                cgutils.unpack_tuple(builder, array.strides),
+                cgutils.unpack_tuple(builder, whole.strides),
+            ),
+        ]:
+            same = builder.and_(same, builder.icmp_unsigned("==", mine, its))
+        with builder.if_else(same, likely=True) as (all_of_it, part):
+            with all_of_it:
+                pyapi.incref(parent)
+            with part:
+                pyapi.err_clear()  # a failed unbox above set one
+                sizes = types.UniTuple(types.intp, typ.ndim)
+                address = builder.ptrtoint(array.data, c.context.get_value_type(types.intp))
+                arguments = [
+                    parent,
+                    pyapi.long_from_ssize_t(address),
+                    c.box(sizes, array.shape),
+                    c.box(sizes, array.strides),
+                ]
+                function = pyapi.unserialize(pyapi.serialize_object(view_of))
+                builder.store(pyapi.call_function_objargs(function, arguments), result)
+                for temporary in arguments[1:]:
+                    pyapi.decref(temporary)
+    return builder.load(result)
 
 
 @unbox(NdRangeType)

@@ -21,7 +21,6 @@ from numba.core.typing.templates import AbstractTemplate, infer_global, signatur
 
 from ..types import params
 from ..types.spec import ArraySpec
-from ..types.usm_array_type import USMArrayType
 from ._native import launcher
 from .launch import KernelBase
 from .njit import (
@@ -87,42 +86,56 @@ def _lower_getitem(context, builder, sig, args):
 def _lower_launch(context, builder, sig, args):
     launcher_type, argtypes = sig.args[0], sig.args[1:]
     launch_value = cgutils.create_struct_proxy(launcher_type)(context, builder, args[0])
+    return emit_launch(
+        context,
+        builder,
+        launcher_type.kernel_type.kernel,
+        argtypes,
+        args[1:],
+        launch_value.global_size,
+        launch_value.local_size if launcher_type.nd_range else None,
+    )
+
+
+def emit_launch(context, builder, kernel, argtypes, args, global_size, local_size=None):
+    """Compiled code launching `kernel` with `args` (of `argtypes`) over `global_size` (an
+    LLVM tuple of 1-3 int64), in work-groups of `local_size` where given: the launch's event
+    handle (what `kernel[range](*args)` lowers to; offloaded code emits its launches too)."""
     pyapi = context.get_python_api(builder)
     gil = pyapi.gil_ensure()
     objects = pyapi.tuple_new(len(argtypes))
-    for position, (argtype, value) in enumerate(zip(argtypes, args[1:])):
-        if isinstance(argtype, USMArrayType):
-            obj = context.make_array(argtype)(context, builder, value).parent
-            pyapi.incref(obj)
-        else:
-            obj = pyapi.from_native_value(argtype, value)
+    boxed = cgutils.alloca_once_value(builder, cgutils.true_bit)
+    for position, (argtype, value) in enumerate(zip(argtypes, args)):
+        # an array is its object, or the view of it compiled code made (njit._box_usm_array)
+        obj = pyapi.from_native_value(argtype, value)
+        builder.store(builder.and_(builder.load(boxed), cgutils.is_not_null(builder, obj)), boxed)
         pyapi.tuple_setitem(objects, position, obj)  # steals the reference
-    global_size = cgutils.alloca_once_value(builder, launch_value.global_size)
-    local_size = cgutils.alloca_once_value(builder, launch_value.local_size)
+    with builder.if_then(builder.not_(builder.load(boxed)), likely=False):
+        pyapi.decref(objects)
+        pyapi.gil_release(gil)
+        context.call_conv.return_exc(builder)
     as_i64 = _I64.as_pointer()
-    kernel = context.add_dynamic_addr(
-        builder, id(launcher_type.kernel_type.kernel), info=str(launcher_type.kernel_type)
-    )
+    global_ptr = builder.bitcast(cgutils.alloca_once_value(builder, global_size), as_i64)
+    local_ptr = ir.Constant(as_i64, None)
+    if local_size is not None:
+        local_ptr = builder.bitcast(cgutils.alloca_once_value(builder, local_size), as_i64)
+    kernel_ptr = context.add_dynamic_addr(builder, id(kernel), info=f"dk.kernel {kernel.__name__}")
     fnty = ir.FunctionType(_I64, [_PTR, _PTR, _I32, as_i64, as_i64])
     fn = cgutils.get_or_insert_function(builder.module, fnty, "dpex_njit_launch")
-    local_arg = (
-        builder.bitcast(local_size, as_i64) if launcher_type.nd_range else ir.Constant(as_i64, None)
-    )
-    handle = builder.call(
-        fn,
-        [
-            kernel,
-            objects,
-            ir.Constant(_I32, launcher_type.ndim),
-            builder.bitcast(global_size, as_i64),
-            local_arg,
-        ],
-    )
+    ndim = ir.Constant(_I32, len(global_size.type.elements))
+    handle = builder.call(fn, [kernel_ptr, objects, ndim, global_ptr, local_ptr])
     pyapi.decref(objects)
     pyapi.gil_release(gil)
     with builder.if_then(cgutils.is_neg_int(builder, handle), likely=False):
         context.call_conv.return_exc(builder)
     return handle
+
+
+def emit_wait(builder, handle) -> None:
+    """Compiled code waiting for a launch's event handle (emit_launch)."""
+    fnty = ir.FunctionType(ir.VoidType(), [_I64])
+    fn = cgutils.get_or_insert_function(builder.module, fnty, "dpex_event_wait")
+    builder.call(fn, [handle])
 
 
 # --- events -------------------------------------------------------------------------------------
@@ -134,9 +147,7 @@ def _wait(typingctx, event):
         return None
 
     def codegen(context, builder, sig, args):
-        fnty = ir.FunctionType(ir.VoidType(), [_I64])
-        fn = cgutils.get_or_insert_function(builder.module, fnty, "dpex_event_wait")
-        builder.call(fn, args)
+        emit_wait(builder, args[0])
         return context.get_dummy_value()
 
     return signature(types.none, event), codegen

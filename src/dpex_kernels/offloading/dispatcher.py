@@ -1,64 +1,32 @@
-"""@dk.offload: a host function compiled with Numba whose loops and array expressions run on
-the device (docs/offload.md).
+"""@dk.offload: a function compiled by Numba whose parallel loops run on the device of its
+USM arrays (docs/offload.md).
 
-Per tuple of argument types the outliner (outline.py) rewrites the function's syntax tree into
-a host function that launches one kernel per region, and Numba compiles that with @njit; the
-region kernels compile while Numba types it (kernels.py). A function that is only prange
-nests with plain bounds needs no host compile: its host function runs as Python, each launch
-through the kernel's own dispatcher, as from any Python code. A region that cannot run on a device
-is a KernelCompileError naming its line, or with fallback="host" the version is rebuilt with
-that loop left as a sequential host loop, and a warning says so.
+The function is a Numba dispatcher with offload's pipeline (pipeline.py): Numba compiles it
+from its bytecode once per tuple of argument types, its parfor passes find the parallel
+loops, and each is lowered as kernels launched from the compiled function. Calls from one
+offloaded function to another are calls between Numba dispatchers. A loop that cannot run on
+a device is a KernelCompileError naming its line, or with fallback="host" runs on the host as
+`numba.njit(parallel=True)` runs it, with a warning.
 """
 
 from __future__ import annotations
 
 import ast
 import inspect
+import re
 import textwrap
-import threading
-import warnings
 from dataclasses import dataclass
 
 import numba
 import numpy as np
 from numba.core import types
+from numba.core.extending import typeof_impl
 from numba.core.typing.templates import Signature
 
-from ..compiler.patches import collector_paused
-from ..dispatcher._native import launcher
 from ..dispatcher.inspection import spirv_text
-from ..errors import ExecutionQueueError
-from . import host
-from .kernels import recording_failures
-from .outline import Outliner
-
-_array_key = launcher.array_key
-
-
-class OffloadFallbackWarning(UserWarning):
-    """A loop of a ``dk.offload(fallback="host")`` function runs on the host, not the device.
-
-    Issued once per loop as the function compiles; the message names the loop's line and why
-    its body cannot run on a device. Turn it into an error with
-    ``warnings.simplefilter("error", dk.OffloadFallbackWarning)`` to find such loops.
-
-    Examples
-    --------
-    >>> import warnings
-    >>> import dpnp
-    >>> import numpy as np
-    >>> from numba import prange
-    >>> import dpex_kernels as dk
-    >>> @dk.offload(fallback="host")
-    ... def noisy(a):
-    ...     for i in prange(a.shape[0]):
-    ...         a[i] = i + 0.0 * np.random.random()  # no random numbers on a device
-    >>> with warnings.catch_warnings(record=True) as caught:
-    ...     warnings.simplefilter("always")
-    ...     noisy(dpnp.zeros(4))
-    >>> caught[0].category is dk.OffloadFallbackWarning
-    True
-    """
+from ..errors import ExecutionQueueError, KernelCompileError
+from .lowering import OffloadFallbackWarning, Options
+from .pipeline import OffloadCompiler
 
 
 @dataclass(frozen=True)
@@ -74,16 +42,6 @@ class OffloadedKernel:
     kernel: object  # the dk kernel itself: launchable like any other, kernel[range](*args)
 
 
-class _Version:
-    """The host function and region kernels for one tuple of argument types."""
-
-    def __init__(self, compiled, regions, host_lines, direct: bool):
-        self.compiled = compiled  # the @njit host function, or the Python one where direct
-        self.regions = regions
-        self.host_lines = host_lines
-        self.direct = direct
-
-
 class OffloadDispatcher:
     """What @dk.offload returns: call it like the function; inspect_kernels() lists kernels."""
 
@@ -96,10 +54,11 @@ class OffloadDispatcher:
             raise ValueError(f"fallback must be None or 'host'; got {fallback!r}")
         self.py_func = py_func
         self.__name__ = py_func.__name__
+        self.__qualname__ = py_func.__qualname__
         self.__doc__ = py_func.__doc__
         self.__wrapped__ = py_func
         self.fallback = fallback
-        self.cache = bool(cache)  # the kernels' disk cache (docs/cache.md), not the host function's
+        self.cache = bool(cache)  # the kernels' disk cache (docs/cache.md), not the host's
         self._signature = inspect.signature(py_func)
         kinds = {p.kind for p in self._signature.parameters.values()}
         if kinds - {inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD}:
@@ -107,110 +66,65 @@ class OffloadDispatcher:
                 f"@dk.offload function '{py_func.__name__}': *args, **kwargs and keyword-only "
                 f"parameters are not supported; list every parameter by name"
             )
-        self._tree = _function_tree(py_func)
-        self._versions: dict[tuple, _Version] = {}
-        self._by_key: dict[tuple, _Version] = {}  # the same versions, by what calls pass
-        self._lock = threading.RLock()
+        self.options = Options(self.__name__, fallback, self.cache)
+        pipeline = type(f"OffloadCompiler_{py_func.__name__}", (OffloadCompiler,), {})
+        pipeline.options = self.options
+        self._numba = numba.njit(py_func, parallel=True, pipeline_class=pipeline)
         for sig in _signatures(signatures):
             self.compile(tuple(sig.args))
 
     def __repr__(self) -> str:
-        return f"<dk.offload {self.__name__} ({len(self._versions)} signature(s))>"
+        return f"<dk.offload {self.__name__} ({len(self.signatures)} signature(s))>"
 
     def __call__(self, *args, **kwargs):
-        if kwargs or len(args) != len(self._signature.parameters):
+        if kwargs:
             bound = self._signature.bind(*args, **kwargs)
             bound.apply_defaults()
             args = bound.args
-        # What decides the version, read in C: an array's type and queue, a scalar's class.
-        key = tuple([_array_key(v) or type(v) for v in args])
-        version = self._by_key.get(key)
-        if version is None:
-            argtypes = tuple(
-                self._typeof(name, value) for name, value in zip(self._signature.parameters, args)
-            )
-            self._check_queues(args)
-            version = self._versions.get(argtypes) or self.compile(argtypes)
-            self._by_key[key] = version
-        return version.compiled(*args)
+        for position, value in enumerate(args):
+            if isinstance(value, np.ndarray):
+                self._refuse(position, value)
+        self._check_queues(args)
+        try:
+            return self._numba(*args)
+        except numba.core.errors.TypingError as error:
+            self._check_types(args)  # an argument compiled code cannot take: say which
+            loop = _enclosing_prange(self.py_func, getattr(error, "loc", None))
+            if loop is None:
+                raise  # host code Numba cannot compile: Numba's own error
+            raise KernelCompileError(
+                f"@dk.offload function '{self.__name__}' ({error.loc.filename}:"
+                f"{error.loc.line}): the prange loop at line {loop} has code Numba cannot "
+                f"compile for a device: {_first_lines(error)}"
+            ) from error
 
     @property
     def signatures(self) -> list:
         """The argument-type tuples compiled so far."""
-        return list(self._versions)
+        return list(self._numba.overloads)
 
-    def compile(self, argtypes: tuple) -> _Version:
-        """Outline and compile the function for these argument types (once)."""
-        argtypes = tuple(argtypes)
-        with self._lock:
-            found = self._versions.get(argtypes)
-            if found is not None:
-                return found
-            host_lines: frozenset = frozenset()
-            while True:
-                with collector_paused():  # the host function's Numba compile, as a kernel's
-                    version = self._build(argtypes, host_lines)
-                    failure = self._try(version, argtypes)
-                if failure is None:
-                    self._versions[argtypes] = version
-                    return version
-                region, error = failure
-                if self.fallback != "host" or "prange" not in region.kind:
-                    raise error
-                warnings.warn(
-                    f"{error}\nThe loop runs on the host instead (fallback='host').",
-                    OffloadFallbackWarning,
-                    stacklevel=3,
-                )
-                host_lines = host_lines | {region.line}
+    def compile(self, argtypes: tuple):
+        """Compile the function for these argument types (once)."""
+        return self._numba.compile(tuple(argtypes))
 
-    def _build(self, argtypes, host_lines) -> _Version:
-        outline = Outliner(self.py_func, self._tree, argtypes, host_lines, self.cache).outline()
-        namespace = {**self.py_func.__globals__, **outline.namespace}
-        closure = self.py_func.__code__.co_freevars
-        for name, cell in zip(closure, self.py_func.__closure__ or ()):
-            namespace[name] = cell.cell_contents
-        module = ast.fix_missing_locations(ast.Module(body=[outline.tree], type_ignores=[]))
-        if outline.direct:
-            namespace["_dk_trip"] = host.trip_count.py_func
-        scope: dict = {}
-        exec(compile(module, self.py_func.__code__.co_filename, "exec"), namespace, scope)  # noqa: S102
-        function = scope[self.py_func.__name__]
-        compiled = function if outline.direct else numba.njit(function)
-        return _Version(compiled, outline.regions, host_lines, outline.direct)
+    def _refuse(self, position: int, value) -> None:
+        names = list(self._signature.parameters)
+        name = names[position] if position < len(names) else f"#{position}"
+        raise TypeError(
+            f"@dk.offload function '{self.__name__}': argument '{name}' is a numpy.ndarray; "
+            f"offloaded functions take USM arrays: pass dpnp.asarray({name}, device=...)"
+        )
 
-    def _try(self, version: _Version, argtypes):
-        """Compile the host function; None, or (region, KernelCompileError) of a failed region."""
-        with recording_failures() as failures:
+    def _check_types(self, args) -> None:
+        for name, value in zip(self._signature.parameters, args):
             try:
-                if version.direct:
-                    for region in version.regions:
-                        for kernel in region.kernels:
-                            kernel.compile(types.void(*region.launch_types))
-                else:
-                    version.compiled.compile(argtypes)
-            except Exception:
-                if not failures:
-                    raise
-                kernel, error = failures[0]
-                region = next(r for r in version.regions if kernel in r.kernels + r.shared)
-                return region, error
-        return None
-
-    def _typeof(self, name: str, value):
-        if isinstance(value, np.ndarray):
-            raise TypeError(
-                f"@dk.offload function '{self.__name__}': argument '{name}' is a numpy.ndarray; "
-                f"offloaded functions take USM arrays: pass dpnp.asarray({name}, device=...)"
-            )
-        try:
-            return numba.typeof(value)
-        except ValueError:
-            raise TypeError(
-                f"@dk.offload function '{self.__name__}': argument '{name}' is a "
-                f"{type(value).__name__}, which compiled code cannot take; pass USM arrays "
-                f"(dpnp arrays, usm_ndarray) and scalars"
-            ) from None
+                numba.typeof(value)
+            except ValueError:
+                raise TypeError(
+                    f"@dk.offload function '{self.__name__}': argument '{name}' is a "
+                    f"{type(value).__name__}, which compiled code cannot take; pass USM arrays "
+                    f"(dpnp arrays, usm_ndarray), dpctl.SyclQueue and scalars"
+                ) from None
 
     def _check_queues(self, args) -> None:
         placed = [
@@ -233,21 +147,60 @@ class OffloadDispatcher:
     def inspect_kernels(self) -> list[OffloadedKernel]:
         """Every kernel the compiled versions launch, with its SPIR-V and attributes."""
         found = []
-        for version in self._versions.values():
-            for region in version.regions:
-                for kernel, sig, compiled in region.definitions():
-                    found.append(
-                        OffloadedKernel(
-                            region.line,
-                            region.kind,
-                            kernel.__name__,
-                            sig,
-                            spirv_text(compiled.spirv),
-                            compiled.attrs,
-                            kernel,
+        for regions in self.options.regions.values():
+            for region, kernels in regions:
+                for kernel in filter(None, kernels):
+                    for sig, compiled in kernel.definitions.items():
+                        found.append(
+                            OffloadedKernel(
+                                region.line,
+                                region.kind,
+                                kernel.__name__,
+                                sig,
+                                spirv_text(compiled.spirv),
+                                compiled.attrs,
+                                kernel,
+                            )
                         )
-                    )
         return found
+
+
+@typeof_impl.register(OffloadDispatcher)
+def _typeof_offloaded(value, context):
+    """An offloaded function called from another is a call of its Numba dispatcher."""
+    return types.Dispatcher(value._numba)
+
+
+def _enclosing_prange(py_func, loc) -> int | None:
+    """The line of the innermost prange loop of py_func's source around `loc`, or None
+    (outside loops, or without source: the error is then Numba's own)."""
+    if loc is None or loc.line is None:
+        return None
+    try:
+        lines, first = inspect.getsourcelines(py_func)
+    except (OSError, TypeError):
+        return None
+    try:
+        tree = ast.parse(textwrap.dedent("".join(lines)))
+    except SyntaxError:
+        return None
+    found = None
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.For) and isinstance(node.iter, ast.Call)):
+            continue
+        callee = node.iter.func
+        name = callee.attr if isinstance(callee, ast.Attribute) else getattr(callee, "id", "")
+        start, stop = node.lineno + first - 1, node.end_lineno + first - 1
+        if name == "prange" and start <= loc.line <= stop and (found is None or start > found):
+            found = start
+    return found
+
+
+def _first_lines(error) -> str:
+    """Numba's message without its colour codes and pipeline header."""
+    text = re.sub(r"\x1b\[[0-9;]*m", "", str(error))
+    kept = [line for line in text.splitlines() if line.strip() and "Failed in" not in line]
+    return "\n".join(kept[:8])
 
 
 def _signatures(signatures) -> list:
@@ -261,23 +214,6 @@ def _signatures(signatures) -> list:
         f"@dk.offload takes a signature such as dk.void(t1, t2) or a list of them; "
         f"got {signatures!r}"
     )
-
-
-def _function_tree(py_func) -> ast.FunctionDef:
-    """The function's own `def`, at its lines in its file."""
-    try:
-        lines, first = inspect.getsourcelines(py_func)
-    except (OSError, TypeError) as exc:
-        raise TypeError(
-            f"@dk.offload needs the source of '{py_func.__qualname__}' (a function defined in a "
-            f"file, not typed at an interactive prompt without one)"
-        ) from exc
-    tree = ast.parse(textwrap.dedent("".join(lines)))
-    ast.increment_lineno(tree, first - 1)
-    function = tree.body[0]
-    if not isinstance(function, ast.FunctionDef):
-        raise TypeError(f"@dk.offload decorates a plain def; got {type(function).__name__}")
-    return function
 
 
 def offload(function=None, /, signatures=None, *, fallback: str | None = None, cache: bool = False):

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
+import functools
+
 import numpy as np
 from numba.core import types
 from numba.core.datamodel import models, register_default
@@ -12,6 +16,90 @@ from .spec import LAYOUTS, MAX_NDIM, SCALAR_NAMES, USM_TYPES, ArraySpec
 _SCALARS = {
     name: types.boolean if name == "bool" else getattr(types, name) for name in SCALAR_NAMES
 }
+
+
+#: Whether Numba, typing code now, makes element-wise results of USM arrays (ufuncs and array
+#: operators) USM arrays on the inputs' device: only while @dk.offload types a function, whose
+#: element-wise expressions become kernels. Elsewhere (@njit code launching kernels) they stay
+#: NumPy arrays that the host computes, as before.
+_ELEMENTWISE_ON_DEVICE = contextvars.ContextVar("dpex_elementwise_on_device", default=False)
+
+#: dpnp's rule for the USM type of a result: the most restrictive of the inputs'.
+_USM_PRECEDENCE = ("device", "shared", "host")
+
+
+@contextlib.contextmanager
+def elementwise_on_device():
+    """While Numba types code in this block, element-wise results of USM arrays are USM
+    arrays (compute follows data; docs/offload.md)."""
+    token = _ELEMENTWISE_ON_DEVICE.set(True)
+    try:
+        yield
+    finally:
+        _ELEMENTWISE_ON_DEVICE.reset(token)
+
+
+def coerced_placement(argtypes) -> tuple[str, str] | None:
+    """(usm_type, device) of a result computed from these types' USM arrays, by dpnp's rules:
+    one device for all, the most restrictive usm_type; None where the devices differ or a
+    NumPy array is mixed in."""
+    arrays = [t for t in argtypes if isinstance(t, types.Array)]
+    if not all(isinstance(t, USMArrayType) for t in arrays):
+        return None
+    devices = {t.device for t in arrays}
+    if len(devices) != 1:
+        return None
+    usm_type = min((t.usm_type for t in arrays), key=_USM_PRECEDENCE.index)
+    return usm_type, devices.pop()
+
+
+@functools.cache
+def _result_class(usm_type: str, device: str, chosen: types.Type | None) -> type:
+    """What Numba's ufunc typing calls as `cls(dtype=, ndim=, layout=)` for a result type: a
+    class (it checks issubclass) whose construction makes the USMArrayType with `usm_type`,
+    `device` and the dtype `chosen` where given (its instances are plain USMArrayTypes, so
+    data models find them)."""
+
+    def make(cls, dtype, ndim, layout):
+        return USMArrayType(chosen or dtype, ndim, layout, usm_type, device)
+
+    return type(f"USMResult_{usm_type}", (USMArrayType,), {"__new__": make})
+
+
+def _numpy_example(argtype):
+    """A stand-in NumPy gives the dtype of: an array, or a scalar of Python's kind where Numba
+    types Python's scalars so (NumPy 2 promotes those weakly), else a NumPy scalar."""
+    if isinstance(argtype, types.Array):
+        return np.ones(1, dtype=str(argtype.dtype))
+    argtype = types.unliteral(argtype)
+    weak = {types.boolean: True, types.int64: 1, types.float64: 1.0, types.complex128: 1j}
+    if argtype in weak:
+        return weak[argtype]
+    return np.dtype(str(argtype)).type(1)
+
+
+def numpy_result_dtype(ufunc, inputs) -> types.Type | None:
+    """The dtype NumPy gives a one-output ufunc of these argument types (Numba picks a loop
+    of its own for some: int32 / float32 in float32); None where it cannot tell."""
+    if ufunc.nout != 1:
+        return None
+    try:
+        with np.errstate(all="ignore"):
+            result = ufunc(*(_numpy_example(t) for t in inputs))
+        return _SCALARS.get(np.asarray(result).dtype.name)
+    except (TypeError, ValueError):
+        return None
+
+
+def device_result_type(result: types.Type, inputs) -> types.Type | None:
+    """The USM array type of an element-wise result Numba typed as a plain array, while
+    offload types a function and the inputs are USM arrays on one device; None otherwise."""
+    if not _ELEMENTWISE_ON_DEVICE.get() or type(result) is not types.Array:
+        return None
+    placement = coerced_placement(inputs)
+    if placement is None or not any(isinstance(t, USMArrayType) for t in inputs):
+        return None
+    return USMArrayType(result.dtype, result.ndim, result.layout, *placement)
 
 
 class USMArrayType(types.Array):
@@ -74,6 +162,21 @@ class USMArrayType(types.Array):
     @property
     def mangling_args(self):
         return self.__class__.__name__, [*super().mangling_args[1], self.usm_type, self.device]
+
+    @property
+    def is_internal(self) -> bool:
+        """Numba makes array expressions (`a + b * c`, fused into one loop) only of its own
+        types: a USM array is one of its arrays."""
+        return True
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        """Numba's hook for the type of an element-wise result (elementwise_on_device)."""
+        if not _ELEMENTWISE_ON_DEVICE.get():
+            return types.Array
+        placement = coerced_placement(inputs)
+        if placement is None:
+            return NotImplemented
+        return _result_class(*placement, numpy_result_dtype(ufunc, inputs))
 
     @property
     def sycl_device(self):

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from ...artifacts.options import CompileOptions
 from .. import functions  # noqa: F401  (registers @dk.func's DeviceFunction with Numba's SYCL target)
+from ..device_pipeline import has_generated_ir
 from ..diagnostics import compile_failure
 from . import direct
 from .numba_front_end import compile_numba
@@ -32,7 +33,7 @@ class FrontEndResult:
 def compile_front_end(py_func, argtypes, symbol: str, options: CompileOptions) -> FrontEndResult:
     """The linked module of the spir_kernel `symbol` for `argtypes`."""
     front_end = "numba"
-    if direct.enabled() and not options.debug:
+    if direct.enabled() and not options.debug and not has_generated_ir(py_func):
         started = time.perf_counter()
         try:
             compiled = direct.compile_direct(py_func, argtypes, symbol, fastmath=options.fastmath)

@@ -1,0 +1,98 @@
+"""The Numba compiler of an offloaded function: Numba's parallel pipeline, with its parfors
+lowered as kernels.
+
+Numba's `parallel=True` passes find the parallelism (prange nests, array expressions, NumPy
+reductions) and make Parfor nodes of it; this pipeline runs them with four changes, each a
+pass of its own:
+- before typing, dpnp's names become NumPy's and offload's (names.py);
+- typing makes element-wise results of USM arrays USM arrays (types.usm_array_type);
+- Numba's parallel implementations of NumPy functions are offload's where they differ
+  (parallel.py: reductions with `axis=`, `@`), and the arrays parfors allocate are USM arrays
+  on their inputs' queue (device_allocations.py);
+- lowering launches each parfor as kernels (lowering.py) instead of a CPU gufunc.
+"""
+
+from __future__ import annotations
+
+from numba.core import compiler, ir, typed_passes, untyped_passes
+from numba.core.compiler_machinery import PassManager, register_pass
+from numba.np.ufunc.dufunc import DUFunc
+
+from ..compiler import patches
+from ..types.usm_array_type import elementwise_on_device
+from . import device_allocations, parallel
+from .broadcasting import RuntimeBroadcasts
+from .loops import PrangeLoops
+from .lowering import OffloadLower, Options
+from .names import DpnpNames
+from .shapes import ShapeChecks
+
+
+@register_pass(mutates_CFG=True, analysis_only=False)
+class _TypeInference(typed_passes.NopythonTypeInference):
+    """Numba's type inference, element-wise results of USM arrays typed as USM arrays."""
+
+    _name = "dpex_offload_type_inference"
+
+    def run_pass(self, state):
+        for block in state.func_ir.blocks.values():
+            for stmt in block.find_insts(ir.Assign):
+                value = stmt.value
+                if isinstance(value, (ir.Global, ir.FreeVar)) and isinstance(value.value, DUFunc):
+                    patches.dufunc_typed_on_device(stmt.value.value, state.typingctx)
+        with elementwise_on_device():
+            return super().run_pass(state)
+
+
+@register_pass(mutates_CFG=True, analysis_only=False)
+class _PreParfor(typed_passes.PreParforPass):
+    """Numba's pre-parfor pass with offload's parallel implementations (parallel.py)."""
+
+    _name = "dpex_offload_pre_parfor"
+
+    def run_pass(self, state):
+        return parallel.pre_parfor(state)
+
+
+@register_pass(mutates_CFG=True, analysis_only=False)
+class _Lowering(typed_passes.NativeLowering):
+    """Numba's lowering pass, parfors launched as kernels."""
+
+    _name = "dpex_offload_lowering"
+
+    @property
+    def lowering_class(self):
+        return OffloadLower
+
+
+_REPLACED = {
+    typed_passes.NopythonTypeInference: _TypeInference,
+    typed_passes.PreParforPass: _PreParfor,
+    typed_passes.NativeParforLowering: _Lowering,
+}
+
+
+class OffloadCompiler(compiler.CompilerBase):
+    """Numba's nopython pipeline for `parallel=True` with the changes above. A dispatcher's
+    subclass holds its `options`, which the lowering reads from the compile's metadata."""
+
+    options = Options()
+
+    def define_pipelines(self):
+        self.state.metadata["dk_offload"] = self.options
+        default = compiler.DefaultPassBuilder.define_nopython_pipeline(self.state)
+        pipeline = PassManager("dpex_offload")
+        for pass_class, description in default.passes:
+            pipeline.add_pass(_REPLACED.get(pass_class, pass_class), description)
+            if pass_class is untyped_passes.InlineClosureLikes:
+                pipeline.add_pass(DpnpNames, "dpnp's names as NumPy's and offload's")
+                pipeline.add_pass(PrangeLoops, "prange loops as the parfor passes take them")
+            if pass_class is typed_passes.NopythonRewrites:
+                pipeline.add_pass(RuntimeBroadcasts, "run-time size-1 dimensions broadcast")
+            if pass_class is typed_passes.ParforPreLoweringPass:
+                pipeline.add_pass(
+                    device_allocations.DeviceAllocations, "parfors' arrays allocated as USM arrays"
+                )
+                pipeline.add_pass(ShapeChecks, "shape assertions as NumPy's ValueError")
+        pipeline.finalize()
+        return [pipeline]

@@ -1,0 +1,212 @@
+"""Lowering strategy: a loop nest without reductions as one kernel over a 1-3-D range.
+
+Level k of the nest (k < 3) is `start + get_global_id(k) * step`, so the innermost loop varies
+fastest, as in get_global_id's SYCL order; levels past the third are a sequential loop of
+each work-item. Start and step written as constants are the kernel's constants (`prange(1,
+n - 1)` indexes `1 + id`: the runtime sees neighbouring work-items read neighbours).
+"""
+
+from __future__ import annotations
+
+from numba.core import cgutils, types
+
+from ..compiler.backend import host_simd
+from . import codegen, streaming
+from .codegen import api, assign, call, for_range, op
+from .kernel_ir import RegionKernel
+from .launching import Host
+from .regions import Region
+
+#: Levels a launch range holds; deeper levels loop in each work-item.
+RANGE_LEVELS = 3
+
+
+def takes(region: Region) -> bool:
+    return not region.reductions
+
+
+def level_index(level, position: codegen.Expr, k: int) -> codegen.Expr:
+    """The index of a loop level at `position` (0, 1, ...): start + position * step."""
+    step = level.step if isinstance(level.step, int) else f"_dk_st{k}"
+    start = level.start if isinstance(level.start, int) else f"_dk_lo{k}"
+    scaled = position if step == 1 else op(position, "*", step)
+    return scaled if start == 0 else op(start, "+", scaled)
+
+
+def bound_params(region: Region) -> list[str]:
+    """The template parameters a nest's bounds need: non-constant starts and steps, and the
+    counts of the levels past the range."""
+    names = []
+    for k, level in enumerate(region.levels):
+        if not isinstance(level.start, int):
+            names.append(f"_dk_lo{k}")
+        if not isinstance(level.step, int):
+            names.append(f"_dk_st{k}")
+        if k >= RANGE_LEVELS:
+            names.append(f"_dk_n{k}")
+    return names
+
+
+def bound_values(host: Host, region: Region, counts: list) -> list:
+    """The values of bound_params, in the same order."""
+    values = []
+    for k, level in enumerate(region.levels):
+        if not isinstance(level.start, int):
+            values.append(host.bound(level.start))
+        if not isinstance(level.step, int):
+            values.append(host.bound(level.step))
+        if k >= RANGE_LEVELS:
+            values.append(counts[k])
+    return values
+
+
+def rebuild_tuples(region: Region) -> list:
+    """Template statements rebuilding the tuples the body uses from their items."""
+    import ast
+
+    return [
+        assign(name, ast.Tuple([codegen.expr(i) for i in items], ast.Load()))
+        for name, items in region.tuples.items()
+    ]
+
+
+def template(region: Region, name: str):
+    """The kernel template of a plain nest (see the module docstring)."""
+    body = rebuild_tuples(region)
+    ranged = region.levels[:RANGE_LEVELS]
+    for k, level in enumerate(ranged):
+        body.append(assign(level.index, level_index(level, call(api("get_global_id"), k), k)))
+    inner = [codegen.sentinel()]
+    for k in reversed(range(RANGE_LEVELS, len(region.levels))):
+        level = region.levels[k]
+        position = f"_dk_k{k}"
+        inner = [
+            for_range(
+                position,
+                [f"_dk_n{k}"],
+                [assign(level.index, level_index(level, position, k)), *inner],
+            )
+        ]
+    params = [*region.params, *bound_params(region)]
+    return codegen.function(name, params, body + inner, region.line)
+
+
+def reserved(region: Region) -> set[str]:
+    """The names a template shares with the body."""
+    names = {*region.params, *bound_params(region), *region.tuples}
+    names |= {level.index for level in region.levels}
+    return names | {r.name for r in region.reductions}
+
+
+def kernel_name(region: Region, what: str) -> str:
+    return f"{region.function}_{what}_line{region.line}"
+
+
+def kernel_types(region: Region) -> list:
+    """The argument types of a nest's kernel: its parameters', then its bounds'."""
+    return [p.type for p in region.params.values()] + [types.int64] * len(bound_params(region))
+
+
+def _viewed(region: Region) -> bool:
+    """Whether an array expression reads views broadcasting.py made (layout "A")."""
+    return region.kind == "array expression" and any(
+        isinstance(p.type, types.Array) and p.type.layout == "A" for p in region.params.values()
+    )
+
+
+def _contiguous(argtypes: list) -> list:
+    return [t.copy(layout="C") if isinstance(t, types.Array) else t for t in argtypes]
+
+
+def _plain(region: Region, what: str, cache: bool) -> RegionKernel:
+    return RegionKernel(
+        template(region, kernel_name(region, what)),
+        region.body,
+        reserved(region),
+        filename=region.filename,
+        describe=region.describe,
+        cache=cache,
+        debug=region.raises,
+    )
+
+
+def kernels(region: Region, cache: bool) -> list:
+    """[the nest's kernel, its streaming kernel or None (compiled on the first launch that would
+    take it), its kernel of broadcast views or None], compiled for their argument types (an
+    expression reading broadcast views has its plain kernel compiled for C-contiguous arrays,
+    which launches take where no view repeats)."""
+    kernel = _plain(region, "loop", cache)
+    if _viewed(region):
+        kernel.compile(types.void(*_contiguous(kernel_types(region))))
+        general = _plain(region, "broadcast", cache)
+        general.compile(types.void(*kernel_types(region)))
+        return [kernel, None, general]
+    kernel.compile(types.void(*kernel_types(region)))
+    stream = None
+    if streaming.eligible(region, RANGE_LEVELS) and not region.raises:
+        outer = bound_params(region)
+        tree = streaming.template(region, kernel_name(region, "stream"), outer, level_index)
+        stream = RegionKernel(
+            tree,
+            region.body,
+            reserved(region) | {f"_dk_n{len(region.levels) - 1}"},
+            filename=region.filename,
+            describe=region.describe,
+            namespace=streaming.NAMESPACE,
+            cache=cache,
+            host_simd_mode=host_simd.STREAM,
+        )
+    return [kernel, stream, None]
+
+
+def launch(lowerer, region: Region, kernels: list) -> None:
+    """The host code of the nest's launch: nothing for an empty range, else the streaming
+    kernel where it compiled and pays (streaming.py), or the plain one."""
+    kernel, stream, general = kernels
+    host = Host(lowerer)
+    counts = host.trip_counts(region.levels)
+    values, argtypes = host.params(region)
+    values += bound_values(host, region, counts)
+    argtypes = kernel_types(region)
+    sizes = counts[:RANGE_LEVELS]
+    with host.if_then(host.all_positive(counts)):
+        if general is not None:
+            contiguous = host.int1(True)
+            for position, param in enumerate(region.params.values()):
+                if isinstance(param.type, types.Array) and param.type.layout == "A":
+                    contiguous = lowerer.builder.and_(
+                        contiguous, host.c_contiguous(param.type, values[position])
+                    )
+            with host.if_else(contiguous) as (fast, views):
+                with fast:
+                    host.wait(host.launch(kernel, _contiguous(argtypes), values, sizes))
+                with views:
+                    host.wait(host.launch(general, argtypes, values, sizes))
+            return
+        if stream is None:
+            host.wait(host.launch(kernel, argtypes, values, sizes))
+            return
+        builder = lowerer.builder
+        inner = counts[-1]
+        condition = builder.icmp_signed(">=", inner, host.int64(streaming.CHUNK))
+        nbytes = host.int64(0)
+        for position, param in enumerate(region.params.values()):
+            if isinstance(param.type, types.Array):
+                array = values[position]
+                condition = builder.and_(condition, host.laid_out(param.type, array))
+                nbytes = builder.add(nbytes, host.nbytes(param.type, array))
+        worth = builder.icmp_signed(">=", nbytes, host.int64(streaming.streaming_bytes()))
+        usable = streaming.usable(stream, [*argtypes, types.int64])
+        streams = host.variable(cgutils.false_bit)
+        with host.if_then(builder.and_(condition, worth)):
+            compiled, _ = host.call(usable, [], [])  # compiles it on the first such launch
+            builder.store(compiled, streams)
+        with host.if_else(builder.load(streams)) as (streamed, plain):  # one launch site each
+            with streamed:
+                start = region.levels[-1].start
+                chunks = host.ceil_div(builder.add(inner, host.int64(start)), streaming.CHUNK)
+                stream_types = [*argtypes, types.int64]
+                stream_sizes = [*sizes[:-1], chunks]
+                host.wait(host.launch(stream, stream_types, [*values, inner], stream_sizes))
+            with plain:
+                host.wait(host.launch(kernel, argtypes, values, sizes))

@@ -1,0 +1,179 @@
+"""Lowering strategy: a prange nest on a CPU device whose arrays outgrow their share of the
+last-level cache, as a host-SIMD kernel with streaming stores (docs/offload.md, "Streaming
+loops").
+
+Work-item (outer indices..., c) runs the innermost iterations in [c, c + 1) * CHUNK, in vector
+registers (compiler/backend/host_simd.py builds it with the host CPU's cost model and marks its
+aligned vector stores non-temporal: a store past the caches skips reading each line before
+writing it). Chunks start at multiples of the chunk, so with rows of a multiple of 64 bytes
+(the launch checks, host_simd.fits) every vector store is aligned. ranges.py makes it next to
+the plain kernel where `eligible`; its launch takes it where `worth_host_simd` and the arrays
+fit, compiling it then (`usable`); a kernel LLVM does not vectorise is refused once and never
+launched.
+"""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+
+from numba.core import cgutils, types
+from numba.core.extending import intrinsic
+from numba.core.typing.templates import signature
+
+from .._runtime import device_by_canonical_name
+from ..compiler.backend import host_simd
+from ..compiler.kernel_api.index_space import index_add
+from . import codegen
+from .codegen import api, assign, call, compare, for_range, if_, op
+from .regions import Region
+
+#: Consecutive iterations each work-item of a streaming loop runs (compiler/host_simd.py).
+CHUNK = 1024
+#: More chunks than a launch ever has: masking the id by it tells LLVM an index is never
+#: negative (a no-op), or it keeps Numba's negative-index wraparound and vectorises nothing.
+_CHUNK_IDS = 2**40
+#: The globals the template names.
+NAMESPACE = {"_dk_index_add": index_add}
+
+
+@functools.cache
+def last_level_cache_bytes() -> int:
+    """The size of the host CPU's largest cache (Linux sysfs; 32 MiB where it cannot be read)."""
+    sizes = []
+    for index in Path("/sys/devices/system/cpu/cpu0/cache").glob("index*"):
+        try:
+            text = (index / "size").read_text().strip()
+        except OSError:
+            continue
+        if text[:-1].isdigit() and text[-1] in "KMG":
+            sizes.append(int(text[:-1]) << {"K": 10, "M": 20, "G": 30}[text[-1]])
+    return max(sizes, default=32 << 20)
+
+
+def streaming_bytes() -> int:
+    """How much memory a loop's arrays take before its stores stream: a quarter of the
+    last-level cache, the share glibc (2.38 and later) gives memcpy before it streams (the
+    cache is shared with the machine's other cores; measurements in docs/offload.md)."""
+    return last_level_cache_bytes() // 4
+
+
+def worth_host_simd(iterations: int, chunk: int, nbytes: int) -> bool:
+    """Whether a loop takes its streaming kernel rather than its plain one: a chunk of
+    iterations or more over arrays that together outgrow their share of the cache (below it,
+    streaming stores would evict what the next loop reads)."""
+    return iterations >= chunk and nbytes >= streaming_bytes()
+
+
+def first_address(array) -> int:
+    """The address of a USM array's first element."""
+    interface = array.__sycl_usm_array_interface__
+    return interface["data"][0] + (interface.get("offset") or 0) * array.itemsize
+
+
+def eligible(region: Region, range_levels: int) -> bool:
+    """A nest of up to `range_levels` levels on a CPU device with arrays, whose innermost
+    level has step 1 and a constant start below a chunk."""
+    if not region.arrays or not 1 <= len(region.levels) <= range_levels:
+        return False
+    inner = region.levels[-1]
+    if inner.step != 1 or not isinstance(inner.start, int) or not 0 <= inner.start < CHUNK:
+        return False
+    return bool(region.device) and device_by_canonical_name(region.device).is_cpu
+
+
+def params(region: Region, outer_params: list[str]) -> list[str]:
+    """The kernel's parameters: the plain kernel's, then the innermost level's count."""
+    return [*region.params, *outer_params, f"_dk_n{len(region.levels) - 1}"]
+
+
+def template(region: Region, name: str, outer_params: list[str], level_index):
+    """Outer levels from their work-item ids; the innermost level's chunk as a loop."""
+    from .ranges import rebuild_tuples
+
+    d = len(region.levels) - 1
+    inner = region.levels[d]
+    body = rebuild_tuples(region)
+    for k, level in enumerate(region.levels[:d]):
+        body.append(assign(level.index, level_index(level, call(api("get_global_id"), k), k)))
+    start = inner.start
+    base = op(op(call(api("get_global_id"), d), "&", _CHUNK_IDS - 1), "*", CHUNK)
+    body += [
+        assign("_dk_base", base),
+        assign("_dk_stop", call("min", op("_dk_base", "+", CHUNK), op(start, "+", f"_dk_n{d}"))),
+    ]
+    # Past the first chunk the first index is a multiple of 16 at least the start (LLVM then
+    # knows the stores' alignment); the first chunk, from the start, is a loop of its own.
+    first = "_dk_base" if start == 0 else call("max", "_dk_base", -(-start // 16) * 16)
+    index = call("_dk_index_add", "_dk_first", "_dk_k")
+    chunk = [
+        assign("_dk_first", first),
+        for_range(
+            "_dk_k",
+            [op("_dk_stop", "-", "_dk_first")],
+            [assign(inner.index, index), codegen.sentinel()],
+        ),
+    ]
+    if start == 0:
+        body += chunk
+    else:
+        head = for_range(  # indices from index_add, which LLVM knows are never negative
+            "_dk_k",
+            [op("_dk_stop", "-", start)],
+            [assign(inner.index, call("_dk_index_add", start, "_dk_k")), codegen.sentinel()],
+        )
+        body.append(if_(compare("_dk_base", "==", 0), [head], chunk))
+    return codegen.function(name, params(region, outer_params), body, region.line)
+
+
+class Usable:
+    """Whether a streaming kernel compiled as host SIMD for its argument types: compiled on the
+    first launch that would take it (a loop that never outgrows the cache compiles none), and a
+    kernel the compiler refuses is never launched (the plain kernel runs instead)."""
+
+    def __init__(self, kernel, argtypes: list):
+        self.kernel = kernel
+        self.signature = types.void(*argtypes)
+        self.answer: bool | None = None
+
+    def __call__(self) -> bool:
+        if self.answer is None:
+            try:
+                self.kernel.compile(self.signature)
+                self.answer = True
+            except host_simd.Refusal:
+                self.answer = False
+        return self.answer
+
+
+#: Every Usable compiled code may call (kept alive: compiled code holds their addresses).
+_CALLBACKS: list = []
+
+
+def usable(kernel, argtypes: list):
+    """An intrinsic () -> bool: Usable(kernel, argtypes)(), called from compiled host code
+    (with the GIL) only when a launch would stream."""
+    check = Usable(kernel, argtypes)
+    _CALLBACKS.append(check)
+
+    @intrinsic
+    def ask(typingctx):
+        def codegen(context, builder, sig, args):
+            pyapi = context.get_python_api(builder)
+            gil = pyapi.gil_ensure()
+            fn = context.add_dynamic_addr(builder, id(check), info="offload streaming check")
+            answer = pyapi.call_function_objargs(fn, [])
+            failed = cgutils.is_null(builder, answer)
+            result = cgutils.alloca_once_value(builder, cgutils.false_bit)
+            with builder.if_then(builder.not_(failed), likely=True):
+                truth = pyapi.object_istrue(answer)
+                builder.store(builder.icmp_signed("!=", truth, truth.type(0)), result)
+                pyapi.decref(answer)
+            pyapi.gil_release(gil)
+            with builder.if_then(failed, likely=False):
+                context.call_conv.return_exc(builder)
+            return builder.load(result)
+
+        return signature(types.boolean), codegen
+
+    return ask
