@@ -4,7 +4,6 @@ Numba-compiled function run on the device; every result is checked against NumPy
 from __future__ import annotations
 
 import math
-import shutil
 import subprocess
 import warnings
 from pathlib import Path
@@ -610,8 +609,6 @@ def test_reductions_in_threads_and_on_two_queues_equal_numpy(tmp_path):
 def test_reduction_loop_indexes_its_arrays_by_element():
     """Loop strength reduction off in SPIR-V emission: its byte offsets over several arrays
     kept the OpenCL CPU runtime from vectorising a dot product's loop (4-6x slower)."""
-    if shutil.which("spirv-dis") is None:
-        pytest.skip("spirv-dis (spirv-tools) is not installed")
     dot(usm(np.ones(8, "f4")), usm(np.ones(8, "f4")))
     (reduce,) = [
         k for k in dot.inspect_kernels() if "reduce" in k.name and "float32" in str(k.signature)
@@ -1146,3 +1143,84 @@ def test_reductions_right_at_and_around_whole_rounds(shares, extra):
     assert int_total(usm(values)) == values.sum()
     kinds = [k.name for k in int_total.inspect_kernels()]
     assert any("tail" in name for name in kinds) and any("reduce" in name for name in kinds)
+
+
+# --- issue 36: what offloaded loops did wrong silently or with an internal error ------------
+
+
+@dk.offload
+def raises_past_a_threshold(a, limit):
+    for i in prange(a.shape[0]):
+        if a[i] > limit:
+            raise ValueError("an element is past the limit")
+        a[i] = a[i] * 2
+
+
+def test_a_raise_in_an_offloaded_loop_raises_on_the_host_as_numba_does():
+    a = usm(np.arange(8.0))
+    with pytest.raises(ValueError, match="an element is past the limit"):
+        raises_past_a_threshold(a, 5.0)
+    b = usm(np.arange(8.0))
+    raises_past_a_threshold(b, 100.0)  # nothing raised: every element written
+    np.testing.assert_array_equal(host(b), np.arange(8.0) * 2)
+
+
+def test_prange_of_a_float_through_the_numba_module_is_a_compile_error():
+    @dk.offload
+    def float_bound(a):
+        for i in numba.prange(2.5):
+            a[i] = 1.0
+
+    with pytest.raises(dk.KernelCompileError, match=r"prange\(\) takes integers.*got 2.5"):
+        float_bound(usm(np.zeros(3)))
+
+
+def test_prange_steps_through_the_numba_module_count_like_range():
+    @dk.offload
+    def odd_elements(a):
+        for i in numba.prange(1, a.shape[0], 2):
+            a[i] = 1.0
+
+    a = usm(np.zeros(7))
+    odd_elements(a)
+    expected = np.zeros(7)
+    expected[1::2] = 1.0
+    np.testing.assert_array_equal(host(a), expected)
+
+
+def _libm_cos():
+    import ctypes
+    import ctypes.util
+
+    cos = ctypes.CDLL(ctypes.util.find_library("m")).cos
+    cos.restype, cos.argtypes = ctypes.c_double, [ctypes.c_double]
+    return cos
+
+
+LIBM_COS = _libm_cos()
+
+
+@dk.offload(fallback="host")
+def ctypes_cosines(a):
+    for i in prange(a.shape[0]):
+        a[i] = LIBM_COS(a[i])
+
+
+def test_a_ctypes_call_falls_back_to_the_host_naming_why():
+    a = usm(np.arange(5.0))
+    with pytest.warns(dk.OffloadFallbackWarning, match="address of the host process"):
+        ctypes_cosines(a)
+    np.testing.assert_allclose(host(a), np.cos(np.arange(5.0)))
+
+
+def test_a_ctypes_call_in_a_kernel_is_the_user_s_compile_error():
+    @dk.kernel
+    def cosines(a):
+        i = dk.get_global_id(0)
+        a[i] = LIBM_COS(a[i])
+
+    with pytest.raises(dk.KernelCompileError) as caught:
+        cosines[3](usm(np.zeros(3)))
+    message = str(caught.value)
+    assert "ctypes or cffi function cannot run in a kernel" in message
+    assert "internal error" not in message

@@ -406,6 +406,15 @@ class SYCLTargetContext(BaseContext):
     def __init__(self, typingctx, target=TARGET_NAME):
         super().__init__(typingctx, target)
 
+    def add_dynamic_addr(self, builder, intaddr, info):
+        """Host addresses (a ctypes or cffi function, an object of this process) mean nothing
+        on a device: a user error naming what the code reached for (Numba asserts instead)."""
+        raise errors.UnsupportedError(
+            f"{info or 'an object of this process'} is at an address of the host process, "
+            f"which a SYCL device cannot reach (a ctypes or cffi function cannot run in a "
+            f"kernel): compute the value in the kernel, or pass it in as an argument"
+        )
+
     def init(self):
         self._internal_codegen = codegen.SPIRVCodegen()
         self._target_data = ll.create_target_data(codegen.DATA_LAYOUT)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import operator
 
 import numba
+import numpy as np
 from numba.core import errors, ir, types
 from numba.core.compiler_machinery import FunctionPass, register_pass
 from numba.core.extending import intrinsic
@@ -19,6 +20,7 @@ from numba.core.ir_utils import build_definitions, mk_unique_var
 from numba.core.typing.templates import signature
 
 from ..errors import KernelCompileError
+from .ir_values import resolve
 
 
 @intrinsic
@@ -46,19 +48,7 @@ def range_count(start, stop, step):  # pragma: no cover (compiled)
 
 
 def _is_prange(definitions: dict, var: ir.Var) -> bool:
-    values = definitions.get(var.name, [])
-    return (
-        len(values) == 1
-        and isinstance(values[0], (ir.Global, ir.FreeVar))
-        and values[0].value is numba.prange
-    )
-
-
-def _constant(definitions: dict, var: ir.Var):
-    values = definitions.get(var.name, [])
-    if len(values) == 1 and isinstance(values[0], (ir.Const, ir.Global, ir.FreeVar)):
-        return values[0].value
-    return None
+    return resolve(definitions, var) is numba.prange
 
 
 def rewrite(func_ir: ir.FunctionIR, function: str) -> bool:
@@ -74,8 +64,9 @@ def rewrite(func_ir: ir.FunctionIR, function: str) -> bool:
                 continue
             loc = stmt.loc
             for arg in call.args:
-                value = _constant(definitions, arg)
-                if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+                value = resolve(definitions, arg)
+                integer = isinstance(value, (int, np.integer)) and not isinstance(value, bool)
+                if value is not None and not integer:
                     raise KernelCompileError(
                         f"@dk.offload function '{function}' ({loc.filename}:{loc.line}): "
                         f"prange() takes integers (start, stop, step); got {value!r}"
@@ -86,11 +77,11 @@ def rewrite(func_ir: ir.FunctionIR, function: str) -> bool:
                     f"takes 1 to 3 positional integers, as range() does"
                 )
             checked = [  # a constant stays one: kernels index `1 + id` (ranges.py)
-                arg if isinstance(_constant(definitions, arg), int) else _checked(block, stmt, arg)
+                arg if isinstance(resolve(definitions, arg), int) else _checked(block, stmt, arg)
                 for arg in call.args
             ]
             call.args = checked
-            if len(checked) == 3 and _constant(definitions, checked[2]) != 1:
+            if len(checked) == 3 and resolve(definitions, checked[2]) != 1:
                 changed |= _over_count(func_ir, block, stmt, definitions)
             changed = True
     if changed:

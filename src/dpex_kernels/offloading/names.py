@@ -21,6 +21,7 @@ from numba.core.ir_utils import build_definitions, mk_unique_var
 from ..errors import KernelCompileError
 from ..types.usm_array_type import USMArrayType
 from .allocation import STAND_INS, SyclQueueType
+from .ir_values import resolve
 from .parallel import REDUCTIONS, STAND_INS_BY_NAME
 
 #: dpnp's functions that are NumPy's of the same name on USM arrays.
@@ -61,19 +62,6 @@ def replacement(value) -> object | None:
         return None
 
 
-def _constant(definitions: dict, var: ir.Var) -> object:
-    values = definitions.get(var.name, [])
-    if len(values) != 1:
-        return None
-    value = values[0]
-    if isinstance(value, (ir.Global, ir.FreeVar)):
-        return value.value
-    if isinstance(value, ir.Expr) and value.op == "getattr":
-        base = _constant(definitions, value.value)
-        return None if base is None else getattr(base, value.attr, None)
-    return None
-
-
 def rename(func_ir: ir.FunctionIR, home: ir.Var | None) -> bool:
     """Rewrite dpnp's names in `func_ir` (see the module docstring); whether any changed.
     `home` holds the function's first USM array or queue argument, or is None."""
@@ -91,7 +79,7 @@ def rename(func_ir: ir.FunctionIR, home: ir.Var | None) -> bool:
                     stmt.value = value.value
                     changed = True
                     continue
-                found = replacement(_constant(definitions, stmt.target))
+                found = replacement(resolve(definitions, stmt.target))
             else:
                 continue
             if found is not None:
@@ -100,13 +88,13 @@ def rename(func_ir: ir.FunctionIR, home: ir.Var | None) -> bool:
     changed |= _methods_and_operators(func_ir, build_definitions(func_ir.blocks))
     definitions = build_definitions(func_ir.blocks)
     changed |= _reductions_take_an_axis(func_ir, definitions)
-    stand_ins = set(STAND_INS.values())
+    stand_ins = {id(function): function for function in STAND_INS.values()}
     for block in func_ir.blocks.values():
         for stmt in block.body:
             value = stmt.value if isinstance(stmt, ir.Assign) else None
             if isinstance(value, ir.Expr) and value.op == "call":
-                callee = _constant(definitions, value.func)
-                if callee in stand_ins:
+                callee = resolve(definitions, value.func)
+                if callee is not None and stand_ins.get(id(callee)) is callee:  # by identity
                     changed |= _place(value, callee, home)
     if changed:
         func_ir._definitions = build_definitions(func_ir.blocks)
@@ -124,7 +112,7 @@ def _methods_and_operators(func_ir: ir.FunctionIR, definitions: dict) -> bool:
             if not isinstance(value, ir.Expr):
                 continue
             if value.op == "getattr" and value.attr in _METHODS:
-                if _constant(definitions, value.value) is None:  # not of a module or a class
+                if resolve(definitions, value.value) is None:  # not of a module or a class
                     methods[stmt.target.name] = value.value
                     stand_in = STAND_INS_BY_NAME[value.attr]
                     stmt.value = ir.Global(stand_in.__name__, stand_in, stmt.loc)
@@ -147,14 +135,14 @@ def _methods_and_operators(func_ir: ir.FunctionIR, definitions: dict) -> bool:
 def _reductions_take_an_axis(func_ir: ir.FunctionIR, definitions: dict) -> bool:
     """Every call of a reduction's stand-in as (array, axis): Numba inlines implementations
     of the arity of the call (parallel.py)."""
-    reductions = {STAND_INS_BY_NAME[name] for name in REDUCTIONS}
+    reductions = {id(STAND_INS_BY_NAME[name]) for name in REDUCTIONS}
     changed = False
     for block in func_ir.blocks.values():
         for stmt in list(block.body):
             value = stmt.value if isinstance(stmt, ir.Assign) else None
             if not (isinstance(value, ir.Expr) and value.op == "call"):
                 continue
-            if _constant(definitions, value.func) not in reductions:
+            if id(resolve(definitions, value.func)) not in reductions:  # unhashable ones too
                 continue
             keywords = dict(value.kws)
             axis = value.args[1] if len(value.args) > 1 else keywords.pop("axis", None)

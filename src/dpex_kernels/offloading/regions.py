@@ -32,6 +32,7 @@ from ..compiler.functions import DeviceFunction
 from ..compiler.kernel_api.memory import private_array
 from ..errors import KernelCompileError
 from ..types.usm_array_type import USMArrayType
+from .ir_values import resolve
 
 #: Reduction operators of Numba's reduce nodes.
 _OPERATORS = {
@@ -350,7 +351,7 @@ def _reduction_op(region: Region, info, func_ir) -> str:
         if binop and value.fn in _OPERATORS:
             return _OPERATORS[value.fn]
         if isinstance(value, ir.Expr) and value.op == "call":
-            callee = _resolve(func_ir, {}, value.func)
+            callee = resolve({}, value.func, func_ir)
             if callee in (min, max):
                 return callee.__name__
     raise region.error("reduces with an operator a device reduction lacks (+, -, *, /, min, max)")
@@ -430,26 +431,6 @@ def _sequential_nested_parfors(body, typemap, calltypes):
     return body
 
 
-def _resolve(func_ir, definitions: dict, var) -> object:
-    """The object a variable holds where it is a global, a closure variable or an attribute
-    of one; None otherwise."""
-    for _ in range(16):
-        values = definitions.get(var.name) or func_ir._definitions.get(var.name) or []
-        if len(values) != 1:
-            return None
-        value = values[0]
-        if isinstance(value, (ir.Global, ir.FreeVar, ir.Const)):
-            return value.value
-        if isinstance(value, ir.Var):
-            var = value
-            continue
-        if isinstance(value, ir.Expr) and value.op == "getattr":
-            base = _resolve(func_ir, definitions, value.value)
-            return None if base is None else getattr(base, value.attr, None)
-        return None
-    return None
-
-
 def _private_arrays_and_raises(region: Region, body, func_ir, typemap) -> bool:
     """NumPy allocations in the body as private arrays (their shapes must be constants);
     whether the body raises."""
@@ -465,8 +446,8 @@ def _private_arrays_and_raises(region: Region, body, func_ir, typemap) -> bool:
             value = stmt.value if isinstance(stmt, ir.Assign) else None
             if not (isinstance(value, ir.Expr) and value.op == "call"):
                 continue
-            callee = _resolve(func_ir, definitions, value.func)
-            if callee in _PRIVATE:
+            callee = resolve(definitions, value.func, func_ir)
+            if any(callee is allocator for allocator in _PRIVATE):  # ctypes functions: no hash
                 statements[-1:] = _private(region, stmt, callee, block.scope, found)
         block.body = statements
     return raises
@@ -496,7 +477,7 @@ class _Found:
             if None in items or any(len(i) != 1 for i in items):
                 return None
             return sum(items, ())
-        value = _resolve(self.func_ir, self.definitions, var)
+        value = resolve(self.definitions, var, self.func_ir)
         if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
             return (int(value),)
         return None
@@ -508,7 +489,7 @@ class _Found:
             return str(argtype.dtype)
         if isinstance(argtype, types.StringLiteral):
             return argtype.literal_value
-        value = _resolve(self.func_ir, self.definitions, var)
+        value = resolve(self.definitions, var, self.func_ir)
         try:
             return np.dtype(value).name if value is not None else None
         except TypeError:

@@ -1,0 +1,29 @@
+"""What a variable of a function's Numba IR holds, where the IR alone says: the one resolver
+of the offload passes (prange bounds, dpnp names, private arrays, reductions)."""
+
+from __future__ import annotations
+
+from numba.core import ir
+
+
+def resolve(definitions: dict, var: ir.Var, func_ir: ir.FunctionIR | None = None) -> object:
+    """The object `var` holds where it is a constant, a global, a closure variable, an
+    attribute of one (`numba.prange`) or a copy of such a variable; None otherwise.
+    `func_ir`'s own definitions are asked for what `definitions` lacks."""
+    for _ in range(16):  # copies of copies: a bound on a chain a pass could make circular
+        values = definitions.get(var.name) or (
+            func_ir._definitions.get(var.name) if func_ir is not None else None
+        )
+        if not values or len(values) != 1:
+            return None
+        value = values[0]
+        if isinstance(value, (ir.Global, ir.FreeVar, ir.Const)):
+            return value.value
+        if isinstance(value, ir.Var):
+            var = value
+            continue
+        if isinstance(value, ir.Expr) and value.op == "getattr":
+            base = resolve(definitions, value.value, func_ir)
+            return None if base is None else getattr(base, value.attr, None)
+        return None
+    return None
