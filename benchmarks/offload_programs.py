@@ -1,0 +1,246 @@
+"""The classic data-parallel programs under @dk.offload against numba.njit(parallel=True).
+
+    python -m benchmarks.offload_programs [--quick]
+
+Black-Scholes, l2-norm, pairwise distance, a k-means assignment step, gpairs, rambo and knn,
+written once with prange loops and NumPy/math names (as a numba-dpex `dpjit` user writes them),
+are compiled twice: by @dk.offload and run on dpnp (USM) arrays, and by
+numba.njit(parallel=True) and run on NumPy arrays on the same CPU. Each timed call waits for
+its results; each implementation runs in its own turn (`timing.own_turns`: OpenMP's threads
+spin after Numba's parallel loops). The results are checked against each other first. The
+first call of each (compile and run) is reported too.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+from collections.abc import Callable
+
+import dpex_kernels as dk  # first: it sets up the OpenCL ICD loader
+
+# isort: split
+import dpnp
+import numba
+import numpy as np
+from numba import prange
+
+from .timing import own_turns, wall_clock
+
+K_NEIGHBOURS = 5
+CLASSES = 3
+
+
+def black_scholes(price, strike, t, rate, volatility, call, put):
+    for i in prange(price.shape[0]):
+        a = math.log(price[i] / strike[i])
+        b = t[i] * -rate[i]
+        z = t[i] * volatility[i] * volatility[i] * 2
+        c = 0.25 * z
+        y = 1.0 / math.sqrt(z)
+        d1 = 0.5 + 0.5 * math.erf((a - b + c) * y)
+        d2 = 0.5 + 0.5 * math.erf((a - b - c) * y)
+        future = strike[i] * math.exp(b)
+        call[i] = price[i] * d1 - future * d2
+        put[i] = call[i] - price[i] + future
+
+
+def l2_norm(a, d):
+    for i in prange(a.shape[0]):
+        s = 0.0
+        for j in range(a.shape[1]):
+            s += a[i, j] * a[i, j]
+        d[i] = math.sqrt(s)
+
+
+def pairwise_distance(x1, x2, distances):
+    for i in prange(x1.shape[0]):
+        for j in range(x2.shape[0]):
+            d = 0.0
+            for k in range(x1.shape[1]):
+                tmp = x1[i, k] - x2[j, k]
+                d += tmp * tmp
+            distances[i, j] = math.sqrt(d)
+
+
+def kmeans_assign(points, centroids, labels):
+    for i in prange(points.shape[0]):
+        best = 0
+        best_d = np.inf
+        for c in range(centroids.shape[0]):
+            d = 0.0
+            for k in range(points.shape[1]):
+                t = points[i, k] - centroids[c, k]
+                d += t * t
+            if d < best_d:
+                best_d = d
+                best = c
+        labels[i] = best
+
+
+def gpairs(x1, y1, z1, w1, x2, y2, z2, w2, rbins, counts):
+    for i in prange(x1.shape[0]):
+        for j in range(x2.shape[0]):
+            dx, dy, dz = x1[i] - x2[j], y1[i] - y2[j], z1[i] - z2[j]
+            dsq = dx * dx + dy * dy + dz * dz
+            k = rbins.shape[0] - 1
+            while dsq <= rbins[k]:
+                counts[i, k] += w1[i] * w2[j]
+                k -= 1
+                if k < 0:
+                    break
+
+
+def rambo(c1, f1, q1, output):
+    for i in prange(output.shape[0]):
+        for j in range(output.shape[1]):
+            cos_theta = 2.0 * c1[i, j] - 1.0
+            sin_theta = math.sqrt(1.0 - cos_theta * cos_theta)
+            phi = 2.0 * math.pi * f1[i, j]
+            energy = -math.log(q1[i, j])
+            output[i, j, 0] = energy
+            output[i, j, 1] = energy * sin_theta * math.cos(phi)
+            output[i, j, 2] = energy * sin_theta * math.sin(phi)
+            output[i, j, 3] = energy * cos_theta
+
+
+def knn(train, train_labels, test, predictions):
+    for i in prange(test.shape[0]):
+        best = np.empty(K_NEIGHBOURS)
+        best_labels = np.empty(K_NEIGHBOURS, np.int64)
+        for k in range(K_NEIGHBOURS):
+            best[k] = np.inf
+            best_labels[k] = 0
+        for j in range(train.shape[0]):
+            d = 0.0
+            for f in range(train.shape[1]):
+                t = test[i, f] - train[j, f]
+                d += t * t
+            if d < best[K_NEIGHBOURS - 1]:
+                k = K_NEIGHBOURS - 1
+                while k > 0 and best[k - 1] > d:
+                    best[k] = best[k - 1]
+                    best_labels[k] = best_labels[k - 1]
+                    k -= 1
+                best[k] = d
+                best_labels[k] = train_labels[j]
+        votes = np.zeros(CLASSES, np.int64)
+        for k in range(K_NEIGHBOURS):
+            votes[best_labels[k]] += 1
+        winner = 0
+        for c in range(CLASSES):
+            if votes[c] > votes[winner]:
+                winner = c
+        predictions[i] = winner
+
+
+def inputs(scale: float, rng: np.random.Generator) -> dict[str, tuple]:
+    """Each program's arguments (NumPy arrays), sized by `scale` (1: the full run)."""
+
+    def n(size: int) -> int:
+        return max(16, int(size * scale))
+
+    options = n(2**22)
+    rows, features = n(2**20), 8
+    points_a, points_b = n(4096), n(2048)
+    kmeans_points = n(2**20)
+    pairs_a, pairs_b, bins = n(4096), n(1024), 16
+    events, particles = n(2**16), 32
+    train, test = n(8192), n(4096)
+    return {
+        "black-scholes": (
+            rng.uniform(10, 50, options),
+            rng.uniform(10, 50, options),
+            rng.uniform(1, 2, options),
+            rng.uniform(0.01, 0.05, options),
+            rng.uniform(0.1, 0.5, options),
+            np.zeros(options),
+            np.zeros(options),
+        ),
+        "l2-norm": (rng.random((rows, features)), np.zeros(rows)),
+        "pairwise distance": (
+            rng.random((points_a, 3)),
+            rng.random((points_b, 3)),
+            np.zeros((points_a, points_b)),
+        ),
+        "k-means assign": (
+            rng.random((kmeans_points, 4)),
+            rng.random((16, 4)),
+            np.zeros(kmeans_points, np.int64),
+        ),
+        "gpairs": (
+            *(rng.random(pairs_a) for _ in range(4)),
+            *(rng.random(pairs_b) for _ in range(4)),
+            np.linspace(0.01, 1.0, bins) ** 2,
+            np.zeros((pairs_a, bins)),
+        ),
+        "rambo": (
+            rng.random((events, particles)),
+            rng.random((events, particles)),
+            rng.uniform(0.01, 1.0, (events, particles)),
+            np.zeros((events, particles, 4)),
+        ),
+        "knn": (
+            rng.random((train, 4)),
+            rng.integers(0, CLASSES, train),
+            rng.random((test, 4)),
+            np.zeros(test, np.int64),
+        ),
+    }
+
+
+PROGRAMS: dict[str, Callable] = {
+    "black-scholes": black_scholes,
+    "l2-norm": l2_norm,
+    "pairwise distance": pairwise_distance,
+    "k-means assign": kmeans_assign,
+    "gpairs": gpairs,
+    "rambo": rambo,
+    "knn": knn,
+}
+
+
+def measure(scale: float, samples: int) -> list[dict]:
+    """One row per program: first calls and median call times of both, checked equal."""
+    rows = []
+    for name, arguments in inputs(scale, np.random.default_rng(0)).items():
+        program = PROGRAMS[name]
+        offloaded, parallel = dk.offload(program), numba.njit(parallel=True)(program)
+        on_device = [dpnp.asarray(a) for a in arguments]
+        on_host = [a.copy() for a in arguments]
+
+        def dk_call(args=on_device, f=offloaded) -> None:
+            f(*args)
+            args[-1].sycl_queue.wait()
+
+        def numba_call(args=on_host, f=parallel) -> None:
+            f(*args)
+
+        first = {"dk": wall_clock(dk_call)(), "numba": wall_clock(numba_call)()}
+        np.testing.assert_allclose(dpnp.asnumpy(on_device[-1]), on_host[-1], rtol=1e-9, atol=1e-9)
+        times = own_turns({"dk": wall_clock(dk_call), "numba": wall_clock(numba_call)}, samples)
+        medians = {key: float(np.median(value)) for key, value in times.items()}
+        rows.append({"program": name, "first": first, "median": medians})
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="small sizes, 3 samples")
+    options = parser.parse_args()
+    scale, samples = (1 / 64, 3) if options.quick else (1.0, 9)
+    header = ("program", "dk ms", "numba ms", "ratio", "first dk s", "first numba s")
+    print(
+        f"{header[0]:<20}{header[1]:>10}{header[2]:>10}{header[3]:>8}{header[4]:>12}{header[5]:>15}"
+    )
+    for row in measure(scale, samples):
+        dk_ms, numba_ms = row["median"]["dk"] * 1e3, row["median"]["numba"] * 1e3
+        print(
+            f"{row['program']:<20}{dk_ms:>10.2f}{numba_ms:>10.2f}{numba_ms / dk_ms:>8.3f}"
+            f"{row['first']['dk']:>12.2f}{row['first']['numba']:>15.2f}"
+        )
+    print("ratio: numba.njit(parallel=True) time / @dk.offload time (higher is better, >= 1.0)")
+
+
+if __name__ == "__main__":
+    main()
