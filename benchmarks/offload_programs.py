@@ -2,9 +2,9 @@
 
     python -m benchmarks.offload_programs [--quick]
 
-Black-Scholes, l2-norm, pairwise distance, a k-means assignment step, gpairs, rambo and knn,
-written once with prange loops and NumPy/math names (as a numba-dpex `dpjit` user writes them),
-are compiled twice: by @dk.offload and run on dpnp (USM) arrays, and by
+Black-Scholes (the test suite's program), l2-norm, pairwise distance, a k-means assignment
+step, gpairs, rambo and knn, written once with prange loops and NumPy/math names (as a
+numba-dpex `dpjit` user writes them), are compiled twice: by @dk.offload and run on dpnp (USM) arrays, and by
 numba.njit(parallel=True) and run on NumPy arrays on the same CPU. Each timed call waits for
 its results; each implementation runs in its own turn (`timing.own_turns`: OpenMP's threads
 spin after Numba's parallel loops). The results are checked against each other first. The
@@ -25,24 +25,12 @@ import numba
 import numpy as np
 from numba import prange
 
+from tests.offload_programs import black_scholes_prange
+
 from .timing import own_turns, wall_clock
 
 K_NEIGHBOURS = 5
 CLASSES = 3
-
-
-def black_scholes(price, strike, t, rate, volatility, call, put):
-    for i in prange(price.shape[0]):
-        a = math.log(price[i] / strike[i])
-        b = t[i] * -rate[i]
-        z = t[i] * volatility[i] * volatility[i] * 2
-        c = 0.25 * z
-        y = 1.0 / math.sqrt(z)
-        d1 = 0.5 + 0.5 * math.erf((a - b + c) * y)
-        d2 = 0.5 + 0.5 * math.erf((a - b - c) * y)
-        future = strike[i] * math.exp(b)
-        call[i] = price[i] * d1 - future * d2
-        put[i] = call[i] - price[i] + future
 
 
 def l2_norm(a, d):
@@ -190,7 +178,7 @@ def inputs(scale: float, rng: np.random.Generator) -> dict[str, tuple]:
 
 
 PROGRAMS: dict[str, Callable] = {
-    "black-scholes": black_scholes,
+    "black-scholes": black_scholes_prange,
     "l2-norm": l2_norm,
     "pairwise distance": pairwise_distance,
     "k-means assign": kmeans_assign,
