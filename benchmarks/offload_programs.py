@@ -5,10 +5,10 @@
 Black-Scholes (the test suite's program), l2-norm, pairwise distance, a k-means assignment
 step, gpairs, rambo and knn, written once with prange loops and NumPy/math names (as a
 numba-dpex `dpjit` user writes them), are compiled twice: by @dk.offload and run on dpnp
-(USM) arrays, and by numba.njit(parallel=True) and run on NumPy arrays on the same CPU. Each timed call waits for
-its results; each implementation runs in its own turn (`timing.own_turns`: OpenMP's threads
-spin after Numba's parallel loops). The results are checked against each other first. The
-first call of each (compile and run) is reported too.
+(USM) arrays, and by numba.njit(parallel=True) and run on NumPy arrays on the same CPU.
+Each timed call waits for its results; each implementation runs in its own turn
+(`timing.own_turns`: OpenMP's threads spin after Numba's parallel loops). The results are
+checked against each other first. The first call of each (compile and run) is reported too.
 """
 
 from __future__ import annotations
