@@ -109,6 +109,7 @@ class RegionKernel(JitKernel):
         debug: bool = False,
         host_simd_mode: str = "",
         plain_fallback: bool = False,
+        sub_group_size: int | None = None,
     ):
         body = copy_blocks(body)
         # the body's digest in the docstring: the disk cache keys kernels on their bytecode
@@ -119,7 +120,13 @@ class RegionKernel(JitKernel):
         generated_ir(function, self._make_ir)
         self._body = body
         self._reserved = reserved
-        super().__init__(function, cache=cache, debug=debug, host_simd=host_simd_mode)
+        super().__init__(
+            function,
+            cache=cache,
+            debug=debug,
+            host_simd=host_simd_mode,
+            sub_group_size=sub_group_size,
+        )
         self.describe = describe
         #: Whether a host-SIMD kernel the compiler refuses is built plain instead (the
         #: Refusal kept here), or the Refusal raised.

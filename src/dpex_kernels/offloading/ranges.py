@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from numba.core import cgutils, types
 
+from .._runtime import device_by_canonical_name
 from ..compiler.backend import host_simd
-from . import codegen, streaming
+from . import codegen, row_loops, streaming
 from .codegen import api, assign, call, for_range, op
 from .kernel_ir import RegionKernel
 from .launching import Host
@@ -118,6 +119,14 @@ def _contiguous(argtypes: list) -> list:
     return [t.copy(layout="C") if isinstance(t, types.Array) else t for t in argtypes]
 
 
+def _sub_group_size(region: Region) -> int | None:
+    """1 for a loop whose work-items walk rows of their own on a CPU device (row_loops.py;
+    device.check_sub_group_size: CPU devices take 1), else the runtime's choice."""
+    if not region.device or not row_loops.walks_rows(region):
+        return None
+    return 1 if device_by_canonical_name(region.device).is_cpu else None
+
+
 def _plain(region: Region, what: str, cache: bool) -> RegionKernel:
     return RegionKernel(
         template(region, kernel_name(region, what)),
@@ -127,6 +136,7 @@ def _plain(region: Region, what: str, cache: bool) -> RegionKernel:
         describe=region.describe,
         cache=cache,
         debug=region.raises,
+        sub_group_size=_sub_group_size(region),
     )
 
 

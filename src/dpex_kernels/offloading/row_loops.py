@@ -1,0 +1,135 @@
+"""Which prange loops run one work-item per sub-group on a CPU device: those whose work-items
+each walk rows of their own (docs/offload.md, "Row loops").
+
+The OpenCL CPU runtime vectorises a kernel across work-items: lane k of a vector is work-item
+k. That pays where work-items do arithmetic and math side by side (Black-Scholes, rambo's
+sines and logarithms in its loop over particles). It costs where each work-item loops over a
+row of its own, `a[i, j]` with `i` the work-item's index and `j` an inner loop's: each load
+becomes a gather across rows, and the row, read whole by one work-item, is read one element
+per vector. Such a kernel asks for sub-groups of one work-item, which the runtime compiles as
+written, rows read in order. Measured on the 2-core EPYC (benchmarks.offload_programs, 2^20 x 8
+float64 l2-norm): 7.96 ms vectorised across work-items, 2.91 ms with sub-groups of one
+(`numba.njit(parallel=True)`: 1.97-2.92 ms); the k-means assignment 21.6 -> 18.4 ms, knn
+90 -> 44 ms. Where the inner loops call math functions the vector math wins
+(pairwise distance 11.1 -> 13.4 ms, rambo 15.8 -> 21.0 ms): those stay vectorised.
+"""
+
+from __future__ import annotations
+
+import operator
+
+import numpy as np
+from numba.core import ir
+from numba.core.analysis import compute_cfg_from_blocks
+from numba.core.ir_utils import build_definitions
+
+from .ir_values import resolve
+from .regions import Region
+
+
+def walks_rows(region: Region) -> bool:
+    """Whether the region's work-items each read or write rows of their own in its sequential
+    loops (an index with the lane's loop index before its last position), where those loops
+    read nothing neighbouring work-items read side by side (the lane's index last) and call
+    no math function (see the module docstring)."""
+    if not region.levels:
+        return False
+    cfg = compute_cfg_from_blocks(_closed(region.body))
+    in_loops = {label for loop in cfg.loops().values() for label in loop.body}
+    if not in_loops:
+        return False
+    definitions = build_definitions(region.body)
+    lane = _copies(region.body, region.levels[-1].index)
+    rows = False
+    for label in in_loops:
+        for stmt in region.body[label].body:
+            if _calls_math(stmt, definitions):
+                return False
+            index = _index(stmt)
+            if index is None:
+                continue
+            where = _lane_position(index, lane, definitions)
+            if where == "last":
+                return False
+            rows |= where == "before last"
+    return rows
+
+
+def _closed(blocks: dict[int, ir.Block]) -> dict[int, ir.Block]:
+    """The body's blocks with the body's end, a block without a terminator, jumping to an
+    exit block (what a control-flow graph needs; the blocks themselves are not changed)."""
+    exit_label = max(blocks) + 1
+    closed = {}
+    for label, block in blocks.items():
+        if block.body and block.body[-1].is_terminator:
+            closed[label] = block
+            continue
+        copy = ir.Block(block.scope, block.loc)
+        copy.body = [*block.body, ir.Jump(exit_label, block.loc)]
+        closed[label] = copy
+    first = next(iter(blocks.values()))
+    exit_block = ir.Block(first.scope, first.loc)
+    exit_block.append(ir.Return(ir.Var(first.scope, "$dk_exit", first.loc), first.loc))
+    closed[exit_label] = exit_block
+    return closed
+
+
+def _copies(blocks: dict[int, ir.Block], name: str) -> set[str]:
+    """`name` and the variables that are plain copies of it."""
+    names = {name}
+    changed = True
+    while changed:
+        changed = False
+        for block in blocks.values():
+            for stmt in block.body:
+                if (
+                    isinstance(stmt, ir.Assign)
+                    and isinstance(stmt.value, ir.Var)
+                    and stmt.value.name in names
+                    and stmt.target.name not in names
+                ):
+                    names.add(stmt.target.name)
+                    changed = True
+    return names
+
+
+def _index(stmt: ir.Stmt) -> ir.Var | None:
+    """The index variable of an array load or store, or None."""
+    if isinstance(stmt, (ir.SetItem, ir.StaticSetItem)):
+        return stmt.index if isinstance(stmt.index, ir.Var) else stmt.index_var
+    if isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Expr):
+        if stmt.value.op == "getitem":
+            return stmt.value.index
+        if stmt.value.op == "static_getitem":
+            return stmt.value.index_var
+    return None
+
+
+def _lane_position(index: ir.Var, lane: set[str], definitions: dict) -> str:
+    """Where an index holds the lane's loop index: "last" (`x[i]`, `a[j, i]`: neighbouring
+    work-items read neighbours), "before last" (`a[i, j]`: a row of the work-item's own) or
+    "" (nowhere)."""
+    if index.name in lane:
+        return "last"
+    values = definitions.get(index.name) or []
+    if len(values) != 1 or not isinstance(values[0], ir.Expr) or values[0].op != "build_tuple":
+        return ""
+    items = [item.name for item in values[0].items]
+    if items[-1] in lane:
+        return "last"
+    return "before last" if lane.intersection(items) else ""
+
+
+def _calls_math(stmt: ir.Stmt, definitions: dict) -> bool:
+    """Whether a statement calls a math function (math's, a NumPy or dpnp ufunc) or raises to
+    a power: what the runtime vectorises with its vector math library."""
+    if not isinstance(stmt, ir.Assign) or not isinstance(stmt.value, ir.Expr):
+        return False
+    expr = stmt.value
+    if expr.op in ("binop", "inplace_binop"):
+        return expr.fn in (operator.pow, operator.ipow)
+    if expr.op != "call":
+        return False
+    function = resolve(definitions, expr.func)
+    module = getattr(function, "__module__", None) or ""
+    return isinstance(function, np.ufunc) or module == "math" or module.startswith("dpnp")
