@@ -32,10 +32,10 @@ def scan_kernels(dtype):
         stop = min(start + block, x.size)
         total = dtype(0)
         for k in range((stop - start) // WORK_GROUP):  # the same trip count for every item
-            total += x[start + k * WORK_GROUP + lid]
+            total += x[dk.uint64(start + k * WORK_GROUP + lid)]
         rest = stop - (stop - start) % WORK_GROUP + lid
         if rest < stop:
-            total += x[rest]
+            total += x[dk.uint64(rest)]
         scratch = dk.local.array(WORK_GROUP, dtype)
         scratch[lid] = total
         dk.barrier(dk.LOCAL_MEM_FENCE)
@@ -58,7 +58,7 @@ def scan_kernels(dtype):
         stop = min(base + block, x.size)
         while base < stop:  # the same for the whole work-group: every item meets each barrier
             i = base + lid
-            scratch[lid] = x[i] if i < stop else dtype(0)
+            scratch[lid] = x[dk.uint64(i)] if i < stop else dtype(0)
             dk.barrier(dk.LOCAL_MEM_FENCE)
             step = 1
             while step < WORK_GROUP:  # scratch[lid] becomes the inclusive sum up to lid
@@ -68,7 +68,7 @@ def scan_kernels(dtype):
                 dk.barrier(dk.LOCAL_MEM_FENCE)
                 step *= 2
             if i < stop:
-                out[i] = carry + scratch[lid - 1] if lid > 0 else carry
+                out[dk.uint64(i)] = carry + scratch[lid - 1] if lid > 0 else carry
             carry += scratch[WORK_GROUP - 1]
             dk.barrier(dk.LOCAL_MEM_FENCE)  # all have read scratch before the next tile
             base += WORK_GROUP

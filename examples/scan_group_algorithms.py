@@ -34,9 +34,12 @@ def scan_kernels(dtype):
         start = g.get_group_id(0) * block
         stop = min(start + block, x.size)
         total = dtype(0)
-        for i in range(start + lid, stop, WORK_GROUP):
-            total += x[i]
-        block_total = dk.reduce_over_group(g, dtype(total), dk.plus)  # int32 sums widen
+        for k in range((stop - start) // WORK_GROUP):  # the same trip count for every item
+            total = dtype(total + x[dk.uint64(start + k * WORK_GROUP + lid)])
+        rest = stop - (stop - start) % WORK_GROUP + lid
+        if rest < stop:
+            total = dtype(total + x[dk.uint64(rest)])
+        block_total = dk.reduce_over_group(g, total, dk.plus)
         if g.leader():
             sums[g.get_group_id(0)] = block_total
 
@@ -49,10 +52,10 @@ def scan_kernels(dtype):
         stop = min(base + block, x.size)
         while base < stop:  # the same for the whole work-group: all call each algorithm
             i = base + lid
-            value = x[i] if i < stop else dtype(0)
+            value = x[dk.uint64(i)] if i < stop else dtype(0)
             before = dk.exclusive_scan_over_group(g, value, carry, dk.plus)
             if i < stop:
-                out[i] = before
+                out[dk.uint64(i)] = before
             carry = dk.group_broadcast(g, dtype(before + value), WORK_GROUP - 1)
             base += WORK_GROUP
 
