@@ -470,8 +470,7 @@ def kernel(
         Numba's fast-math: float arithmetic may be reassociated and fused, assuming no
         NaNs or infinities.
     opt_level : int, default 3
-        The optimisation level, 0 to 3. The device's runtime optimises the code again, so
-        device code gets LLVM's O2 pipeline at levels 2 and 3 (O3 only made it bigger).
+        The optimisation level, 0 to 3.
     debug : bool, default False
         Check every array index; a launch then waits for the kernel and raises
         ``KernelBoundsError`` naming the array, the index and the source line.

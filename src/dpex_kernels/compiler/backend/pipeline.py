@@ -73,20 +73,12 @@ def specialise(build: Build) -> None:
     build.module = module
 
 
-#: The highest LLVM speed level for device code, which the device's runtime optimises again:
-#: what O3 adds to O2 (larger full unrolling, loop unswitching) only made the SPIR-V bigger for
-#: the runtime to build (the tiled matmul 6.6 -> 3.5 KB, the tree sum 9.3 -> 5.9 KB at O2; the
-#: matmul's warm compile 67.7 -> 56.6 ms) and no kernel faster (device time of the sum 2.72 /
-#: 2.66 ms, the matmul 27.2 / 27.3 ms at O3 / O2, 2-core EPYC).
-DEVICE_SPEED_LEVEL = 2
-
-
 def optimise(build: Build) -> None:
     artifact, module = build.artifact, build.module
     kernel, opt_level = [artifact.symbol], artifact.options.opt_level
     options = workarounds.optimisation_options(artifact.target)
     if not artifact.host_simd:
-        llvm.optimise(module, kernel, min(opt_level, DEVICE_SPEED_LEVEL), options)
+        llvm.optimise(module, kernel, opt_level, options)
     else:
         if artifact.host_simd == host_simd.REDUCE:
             # Each reduction update one instruction (no unrolling), marked reassociable.
