@@ -1,7 +1,7 @@
-"""Row loops (offloading/row_loops.py): on a CPU device a prange loop whose work-items each walk
-a row of their own runs with sub-groups of one work-item; loops that read neighbours side by
-side or call math functions in their inner loops stay vectorised across work-items. Either
-way the results are NumPy's."""
+"""Row loops (offloading/row_loops.py): on a CPU device a prange loop whose work-items each
+reduce rows of their own runs with sub-groups of one work-item; loops that read neighbours side
+by side, call math functions or write rows in their inner loops stay vectorised across
+work-items. Either way the results are NumPy's."""
 
 from __future__ import annotations
 
@@ -14,38 +14,63 @@ from conftest import CPU
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from numba import prange
+from offload_programs import PROGRAMS, l2_norm_prange
 
 import dpex_kernels as dk
 
 
-def row_sums(a, out):
+def loop_sub_group_sizes(function) -> set[int]:
+    """The sub-group sizes the prange loops' kernels were compiled for (0: the runtime's)."""
+    return {
+        k.attrs.compile_sub_group_size for k in function.inspect_kernels() if "_loop_" in k.name
+    }
+
+
+def run(python_function, arguments: tuple):
+    """The offloaded function, called on device copies of `arguments`; (function, result,
+    the arguments afterwards as NumPy arrays)."""
+    function = dk.offload(python_function)
+    on_device = [dpnp.asarray(a, device=CPU) if isinstance(a, np.ndarray) else a for a in arguments]
+    result = function(*on_device)
+    after = [dpnp.asnumpy(a) if isinstance(a, dpnp.ndarray) else a for a in on_device]
+    return function, result, after
+
+
+#: program of tests/offload_programs.py -> the sub-group sizes of its loops' kernels
+CLASSIC = {
+    "l2_norm_prange": {1},  # a row's sum of squares
+    "knn": {1},  # distances to every training point, k nearest kept
+    "kmeans_step": {0, 1},  # labels (rows read) and new centres (rows written)
+    "pairwise_distance_prange": {0},  # math.sqrt in the loop
+    "rambo": {0},  # math in the loop, rows written
+    "gpairs": {0},  # neighbours' x1[i] read in the loop
+    "matmul": {0},  # rows of the product written in the loop
+}
+
+
+@pytest.mark.parametrize("name", CLASSIC)
+def test_classic_programs(name):
+    (program,) = [p for p in PROGRAMS if p.name == name]
+    inputs = program.inputs(np.random.default_rng(7))
+    function, result, after = run(program.function, inputs)
+    assert loop_sub_group_sizes(function) == CLASSIC[name]
+    expected_inputs = [np.copy(x) if isinstance(x, np.ndarray) else x for x in inputs]
+    expected = program.reference(*expected_inputs)
+    if expected is not None:
+        np.testing.assert_allclose(dpnp.asnumpy(result), expected, rtol=program.rtol)
+    for got, want in zip(after, expected_inputs):
+        np.testing.assert_allclose(got, want, rtol=program.rtol, atol=program.rtol)
+
+
+def math_in_row_loop(a, out):
     for i in prange(a.shape[0]):
         s = 0.0
         for j in range(a.shape[1]):
-            s += a[i, j] * a[i, j]
-        out[i] = math.sqrt(s)  # math after the inner loop: once a work-item
+            s += math.sqrt(a[i, j])
+        out[i] = s
 
 
-def nearest(points, centres, out):
-    for i in prange(points.shape[0]):
-        best, best_d = 0, np.inf
-        for c in range(centres.shape[0]):
-            d = 0.0
-            for k in range(points.shape[1]):
-                t = points[i, k] - centres[c, k]
-                d += t * t
-            if d < best_d:
-                best, best_d = c, d
-        out[i] = best
-
-
-def row_norms_in_loop(a, out):
-    for i in prange(a.shape[0]):
-        for j in range(a.shape[1]):
-            out[i, j] = math.sqrt(a[i, j])  # math in the inner loop: vector math pays
-
-
-def with_neighbours(a, v, out):
+def neighbours_in_row_loop(a, v, out):
     for i in prange(a.shape[0]):
         s = 0.0
         for j in range(a.shape[1]):
@@ -58,62 +83,26 @@ def no_inner_loop(a, out):
         out[i] = a[i, 0] + a[i, 1]
 
 
-def expected_nearest(points, centres):
-    distances = ((points[:, None, :] - centres[None, :, :]) ** 2).sum(axis=2)
-    return np.argmin(distances, axis=1)
+@pytest.mark.parametrize(
+    ("python_function", "arguments", "numpy_result"),
+    [
+        (math_in_row_loop, (np.ones((65, 33)) * 4, np.zeros(65)), lambda a, out: np.full(65, 66.0)),
+        (
+            neighbours_in_row_loop,
+            (np.arange(40.0).reshape(8, 5), np.arange(8.0), np.zeros(8)),
+            lambda a, v, out: a.sum(axis=1) * v,
+        ),
+        (no_inner_loop, (np.arange(20.0).reshape(10, 2), np.zeros(10)), lambda a, out: a.sum(1)),
+    ],
+    ids=["math", "neighbours", "no inner loop"],
+)
+def test_vectorised_loops(python_function, arguments, numpy_result):
+    function, _, after = run(python_function, arguments)
+    assert loop_sub_group_sizes(function) == {0}
+    np.testing.assert_allclose(after[-1], numpy_result(*arguments), rtol=1e-12)
 
 
-CASES = {
-    # function, arguments from a random generator, NumPy's result, sub-group size
-    "row sums": (
-        row_sums,
-        lambda rng: (rng.random((257, 9)), np.zeros(257)),
-        lambda a, out: np.sqrt((a * a).sum(axis=1)),
-        1,
-    ),
-    "nearest centre": (
-        nearest,
-        lambda rng: (rng.random((300, 4)), rng.random((7, 4)), np.zeros(300, np.int64)),
-        lambda points, centres, out: expected_nearest(points, centres),
-        1,
-    ),
-    "math in the row loop": (
-        row_norms_in_loop,
-        lambda rng: (rng.random((65, 33)), np.zeros((65, 33))),
-        lambda a, out: np.sqrt(a),
-        0,
-    ),
-    "neighbours read in the row loop": (
-        with_neighbours,
-        lambda rng: (rng.random((129, 5)), rng.random(129), np.zeros(129)),
-        lambda a, v, out: a.sum(axis=1) * v,
-        0,
-    ),
-    "no inner loop": (
-        no_inner_loop,
-        lambda rng: (rng.random((100, 2)), np.zeros(100)),
-        lambda a, out: a[:, 0] + a[:, 1],
-        0,
-    ),
-}
-
-
-def compiled_sub_group_sizes(function) -> set[int]:
-    return {k.attrs.compile_sub_group_size for k in function.inspect_kernels()}
-
-
-@pytest.mark.parametrize("case", CASES)
-def test_sub_group_size_follows_the_loop(case):
-    python_function, make, numpy_result, sub_group_size = CASES[case]
-    arguments = make(np.random.default_rng(5))
-    function = dk.offload(python_function)
-    on_device = [dpnp.asarray(a, device=CPU) for a in arguments]
-    function(*on_device)
-    assert compiled_sub_group_sizes(function) == {sub_group_size}
-    np.testing.assert_allclose(dpnp.asnumpy(on_device[-1]), numpy_result(*arguments), rtol=1e-12)
-
-
-SUMMED = dk.offload(row_sums)  # compiled once for each dtype
+L2_NORM = dk.offload(l2_norm_prange)  # compiled once for each dtype
 
 
 @settings(max_examples=15, deadline=None)
@@ -125,7 +114,7 @@ SUMMED = dk.offload(row_sums)  # compiled once for each dtype
 def test_row_loops_match_numpy(rows, columns, dtype):
     a = (np.random.default_rng(rows * 31 + columns).random((rows, columns)) * 100).astype(dtype)
     out = dpnp.zeros(rows, dtype=np.float64, device=CPU)
-    SUMMED(dpnp.asarray(a, device=CPU), out)
-    assert compiled_sub_group_sizes(SUMMED) == {1}
+    L2_NORM(dpnp.asarray(a, device=CPU), out)
+    assert loop_sub_group_sizes(L2_NORM) == {1}
     squares = (a.astype(np.float64) ** 2).sum(axis=1)
     np.testing.assert_allclose(dpnp.asnumpy(out), np.sqrt(squares), rtol=1e-6)

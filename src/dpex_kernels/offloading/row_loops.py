@@ -1,17 +1,19 @@
 """Which prange loops run one work-item per sub-group on a CPU device: those whose work-items
-each walk rows of their own (docs/offload.md, "Row loops").
+each reduce rows of their own (docs/offload.md, "Row loops").
 
 The OpenCL CPU runtime vectorises a kernel across work-items: lane k of a vector is work-item
 k. That pays where work-items do arithmetic and math side by side (Black-Scholes, rambo's
 sines and logarithms in its loop over particles). It costs where each work-item loops over a
-row of its own, `a[i, j]` with `i` the work-item's index and `j` an inner loop's: each load
-becomes a gather across rows, and the row, read whole by one work-item, is read one element
-per vector. Such a kernel asks for sub-groups of one work-item, which the runtime compiles as
-written, rows read in order. Measured on the 2-core EPYC (benchmarks.offload_programs, 2^20 x 8
-float64 l2-norm): 7.96 ms vectorised across work-items, 2.91 ms with sub-groups of one
-(`numba.njit(parallel=True)`: 1.97-2.92 ms); the k-means assignment 21.6 -> 18.4 ms, knn
-90 -> 44 ms. Where the inner loops call math functions the vector math wins
-(pairwise distance 11.1 -> 13.4 ms, rambo 15.8 -> 21.0 ms): those stay vectorised.
+row of its own to reduce it, `s += a[i, j]` with `i` the work-item's index and `j` an inner
+loop's: each load becomes a gather across rows for little arithmetic. Such a kernel asks for
+sub-groups of one work-item, which the runtime compiles as written, rows read in order.
+Measured on the 2-core EPYC (benchmarks.offload_programs): the l2-norm of 2^20 rows of 8
+float64 took 7.96 ms vectorised across work-items and 2.11-2.91 ms with sub-groups of one
+(`numba.njit(parallel=True)`: 1.87-2.92 ms), the k-means assignment 21.6 -> 16.9-18.4 ms,
+knn 90 -> 35-44 ms. What stays vectorised, because vectors won there: inner loops that call
+math functions (pairwise distance 11.1 ms vectorised, 13.4 ms not; rambo 15.8 against 21.0
+ms), and loops that write a row of their own (a matrix product, `a @ b` of 512² float64:
+137 ms vectorised, 357 ms not).
 """
 
 from __future__ import annotations
@@ -28,10 +30,10 @@ from .regions import Region
 
 
 def walks_rows(region: Region) -> bool:
-    """Whether the region's work-items each read or write rows of their own in its sequential
-    loops (an index with the lane's loop index before its last position), where those loops
-    read nothing neighbouring work-items read side by side (the lane's index last) and call
-    no math function (see the module docstring)."""
+    """Whether the region's work-items each read rows of their own in its sequential loops
+    (an index with the lane's loop index before its last position), where those loops write
+    no such row, read nothing neighbouring work-items read side by side (the lane's index
+    last) and call no math function (see the module docstring)."""
     if not region.levels:
         return False
     cfg = compute_cfg_from_blocks(_closed(region.body))
@@ -51,6 +53,8 @@ def walks_rows(region: Region) -> bool:
             where = _lane_position(index, lane, definitions)
             if where == "last":
                 return False
+            if where == "before last" and isinstance(stmt, (ir.SetItem, ir.StaticSetItem)):
+                return False  # a row written in the loop: a product, not a reduction of rows
             rows |= where == "before last"
     return rows
 
