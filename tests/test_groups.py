@@ -610,3 +610,27 @@ def test_sub_group_queries_are_the_built_ins_unless_the_kernel_shuffles():
     shuffling = shuffled.inspect_llvm(shuffled.signatures[0])
     assert "get_sub_group_size" in plain and "get_max_sub_group_size" not in plain
     assert ("get_max_sub_group_size" in shuffling) == derives
+
+
+@dk.kernel
+def exclusive_sums_from(it, a, init, out):
+    g = it.get_global_linear_id()
+    out[g] = dk.exclusive_scan_over_group(it.get_group(), a[g], init[0], dk.plus)
+
+
+@pytest.mark.parametrize("dtype", ["int32", "int64", "uint32", "uint64", "int8", "uint16"])
+@given(seed=st.integers(0, 2**32 - 1))
+def test_exclusive_integer_sums_wrap_around_as_numpy_s(dtype, seed):
+    """An exclusive work-group sum of integers is the inclusive one less the value (groups.py):
+    it must still wrap around exactly as NumPy's sums do."""
+    info = np.iinfo(dtype)
+    rng = np.random.default_rng(seed)
+    host = rng.integers(info.min, info.max, 64, dtype=dtype, endpoint=True)
+    out = dpnp.zeros(64, dtype=dtype)
+    init = np.array([5], dtype=dtype)
+    exclusive_sums_from[dk.NdRange(64, 32)](dpnp.asarray(host), dpnp.asarray(init), out).wait()
+    blocks = host.reshape(2, 32)
+    with np.errstate(over="ignore"):  # sums in the dtype (np.add.accumulate widens int32)
+        inclusive = np.cumsum(blocks, axis=1, dtype=dtype)
+        expected = inclusive - blocks + init[0]
+    np.testing.assert_array_equal(dpnp.asnumpy(out), expected.ravel())
