@@ -13,7 +13,9 @@ Each timed call waits for its results; each implementation runs in its own turn
 (`timing.own_turns`: OpenMP's threads spin after Numba's parallel loops). The results of
 the first calls (compile and run, reported too) are checked against numba's: `measure`
 raises AssertionError where they differ. Ratios: numba's time over offload's (target at
-least 1.0) and the explicit kernel's time over offload's (target at least 0.9).
+least 1.0) and the explicit kernel's time over offload's (target at least 0.9). Numba runs
+a second time on NumPy views of USM memory ("numba USM", information): NumPy's large arrays
+get huge pages, USM memory does not, and past the caches that alone moves a loop's time.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from numba import prange
 
 from tests.offload_programs import black_scholes_prange
 
+from .cases.offload import host_view
 from .timing import own_turns, wall_clock
 
 K_NEIGHBOURS = 5
@@ -325,7 +328,7 @@ KERNELS: dict[str, tuple[dk.JitKernel, Callable[..., int]]] = {
 OUTPUTS = {"black-scholes": 2}
 
 #: The implementations, in the order they take turns.
-IMPLEMENTATIONS = ("offload", "kernel", "numba")
+IMPLEMENTATIONS = ("offload", "kernel", "numba", "numba USM")
 
 
 def check(name: str, implementation: str, got: list, expected: list) -> None:
@@ -341,7 +344,7 @@ def check(name: str, implementation: str, got: list, expected: list) -> None:
 
 
 def measure(scale: float, samples: int) -> list[dict]:
-    """One row per program: first calls and median call times of the three, checked equal.
+    """One row per program: first calls and median call times of the four, checked equal.
 
     Raises AssertionError when the results of a first call differ from numba's.
     """
@@ -355,6 +358,10 @@ def measure(scale: float, samples: int) -> list[dict]:
         # The kernel reads the same input arrays and writes copies of the outputs of its own.
         for_kernel = on_device[:-outputs] + [dpnp.asarray(a) for a in arguments[-outputs:]]
         on_host = [a.copy() for a in arguments]
+        # Numba again, on NumPy views of USM memory (4 KiB pages, where NumPy's large arrays
+        # get huge pages: docs/offload.md, "Memory, not the kernel")
+        usm_copies = [dpnp.asarray(a) for a in arguments]
+        on_usm = [host_view(a) for a in usm_copies]
         grid = dk.Range(launch_range(*for_kernel))
 
         def offload_call(args=on_device, f=offloaded) -> None:
@@ -367,10 +374,19 @@ def measure(scale: float, samples: int) -> list[dict]:
         def numba_call(args=on_host, f=parallel) -> None:
             f(*args)
 
-        calls = {"offload": offload_call, "kernel": kernel_call, "numba": numba_call}
+        def numba_usm_call(args=on_usm, f=parallel) -> None:
+            f(*args)
+
+        calls = {
+            "offload": offload_call,
+            "kernel": kernel_call,
+            "numba": numba_call,
+            "numba USM": numba_usm_call,
+        }
         first = {key: wall_clock(call)() for key, call in calls.items()}
         check(name, "offload", on_device[-outputs:], on_host[-outputs:])
         check(name, "kernel", for_kernel[-outputs:], on_host[-outputs:])
+        check(name, "numba USM", on_usm[-outputs:], on_host[-outputs:])
         times = own_turns({key: wall_clock(call) for key, call in calls.items()}, samples)
         medians = {key: float(np.median(value)) for key, value in times.items()}
         rows.append({"program": name, "first": first, "median": medians})
@@ -382,12 +398,15 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="small sizes, 3 samples")
     options = parser.parse_args()
     scale, samples = (1 / 64, 3) if options.quick else (1.0, 9)
-    #: program, median ms of the three, the two ratios, first-call seconds of the three
-    widths = (18, 9, 9, 9, 11, 11, 9, 9, 9)
+    #: program, median ms of the four, the three ratios, first-call seconds of the first three
+    #: (Numba's second run reuses its first compile)
+    compiled = IMPLEMENTATIONS[:3]
+    widths = (18, 9, 9, 9, 11, 11, 11, 11, 9, 9, 9)
     groups = ("", "median ms", "ratio", "first call s")
-    spans = (widths[0], sum(widths[1:4]), sum(widths[4:6]), sum(widths[6:]))
+    spans = (widths[0], sum(widths[1:5]), sum(widths[5:8]), sum(widths[8:]))
     print(groups[0].ljust(spans[0]) + "".join(g.rjust(w) for g, w in zip(groups[1:], spans[1:])))
-    header = ("program", *IMPLEMENTATIONS, "numba/off", "kernel/off", *IMPLEMENTATIONS)
+    ratios = ("numba/off", "kernel/off", "USM/off")
+    header = ("program", *IMPLEMENTATIONS, *ratios, *compiled)
     print(header[0].ljust(widths[0]) + "".join(h.rjust(w) for h, w in zip(header[1:], widths[1:])))
     for row in measure(scale, samples):
         ms = {key: row["median"][key] * 1e3 for key in IMPLEMENTATIONS}
@@ -395,12 +414,14 @@ def main() -> None:
             *(f"{ms[key]:.2f}" for key in IMPLEMENTATIONS),
             f"{ms['numba'] / ms['offload']:.3f}",
             f"{ms['kernel'] / ms['offload']:.3f}",
-            *(f"{row['first'][key]:.2f}" for key in IMPLEMENTATIONS),
+            f"{ms['numba USM'] / ms['offload']:.3f}",
+            *(f"{row['first'][key]:.2f}" for key in compiled),
         )
         line = row["program"].ljust(widths[0])
         print(line + "".join(c.rjust(w) for c, w in zip(cells, widths[1:])))
     print("numba/off: numba.njit(parallel=True) time / @dk.offload time (higher is better, >= 1.0)")
     print("kernel/off: explicit @dk.kernel time / @dk.offload time (higher is better, >= 0.9)")
+    print("USM/off: numba.njit(parallel=True) on the USM memory / @dk.offload (information)")
     print("first call: compile included")
 
 

@@ -184,7 +184,7 @@ def _loop_case(name: str, n: int, samples: int, q: dpctl.SyclQueue) -> list[Row]
         NUMBA: wall_clock(lambda: numba_host(*host_args)),
     }
     if q.sycl_device.is_cpu:
-        usm_args = (*[_host_view(x) for x in arrays], *scalars)
+        usm_args = (*[host_view(x) for x in arrays], *scalars)
         fns[NUMBA_USM] = wall_clock(lambda: numba_host(*usm_args))
     wall = own_turns(fns, samples)
     _check(name, arrays, copies, scalars)
@@ -201,7 +201,7 @@ def _loop_case(name: str, n: int, samples: int, q: dpctl.SyclQueue) -> list[Row]
     return rows
 
 
-def _host_view(x) -> np.ndarray:
+def host_view(x) -> np.ndarray:
     """A NumPy array over a dpnp array's USM memory, which a CPU device's host can read."""
     interface = x.__sycl_usm_array_interface__
     memory = (ctypes.c_char * x.nbytes).from_address(interface["data"][0])
