@@ -10,16 +10,27 @@ kernel_api/atomics.py, ...); this package imports none of them.
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Callable
 
 #: Public name -> its declaration, which its stub takes its signature and docstring from.
 DECLARATIONS: dict[str, Callable] = {}
 
 
-def declares(public: str) -> Callable[[Callable], Callable]:
-    """Record the decorated function as the declaration of `public` (e.g. "dk.barrier")."""
+def declares(public: str, **sections: str) -> Callable[[Callable], Callable]:
+    """Record the decorated function as the declaration of `public` (e.g. "dk.barrier").
+
+    A docstring line `{name}` becomes `sections[name]`, indented as the docstring: a section
+    several declarations share (dk.atomic.*'s parameters) is written once.
+    """
 
     def record(declaration: Callable) -> Callable:
+        for name, text in sections.items():
+            placeholder = f"    {{{name}}}\n"
+            if placeholder not in declaration.__doc__:
+                raise AssertionError(f"internal error: {public}'s docstring has no {{{name}}}")
+            indented = textwrap.indent(text, "    ")
+            declaration.__doc__ = declaration.__doc__.replace(placeholder, indented)
         DECLARATIONS[public] = declaration
         return declaration
 

@@ -4,39 +4,47 @@ from __future__ import annotations
 
 from . import declares
 
+#: Sections of several declarations' docstrings, written once (see declares).
+_UPDATE_PARAMETERS = """\
+Parameters
+----------
+arr : array
+    A USM array argument or a ``dk.local.array`` of int32, int64, uint32, uint64, float32
+    or float64.
+idx : int or tuple of int
+    The element's index: an integer for a 1-d array, a tuple of integers for an n-d one;
+    negative indices count from the end.
+val : int, float or bool
+    The operand, converted to the array's dtype.
+"""
+_ELEMENT_RAISES = """\
+Raises
+------
+KernelCompileError
+    When the kernel compiles, if `arr` is not such an array or `idx` does not index one
+    element of it.
+KernelBoundsError
+    From the launch, with ``debug=True``, if `idx` is out of bounds.
+TypeError
+    If called from host code.
+"""
 
-@declares("dk.atomic.add")
+
+@declares("dk.atomic.add", parameters=_UPDATE_PARAMETERS, raises=_ELEMENT_RAISES)
 def atomic_add(arr, idx, val, /):
     """Add `val` to ``arr[idx]`` atomically, e.g. to count or sum from many work-items.
 
     The update is one indivisible step: concurrent updates of the element by other work-items
     are never lost. Ordering is relaxed (``dk.AtomicRef`` orders other accesses too).
 
-    Parameters
-    ----------
-    arr : array
-        A USM array argument or a ``dk.local.array`` of int32, int64, uint32, uint64, float32
-        or float64.
-    idx : int or tuple of int
-        The element's index: an integer for a 1-d array, a tuple of integers for an n-d one;
-        negative indices count from the end.
-    val : int, float or bool
-        The operand, converted to the array's dtype.
+    {parameters}
 
     Returns
     -------
     scalar
         The element's value before the update, of the array's dtype.
 
-    Raises
-    ------
-    KernelCompileError
-        When the kernel compiles, if `arr` is not such an array or `idx` does not index one
-        element of it.
-    KernelBoundsError
-        From the launch, with ``debug=True``, if `idx` is out of bounds.
-    TypeError
-        If called from host code.
+    {raises}
 
     Examples
     --------
@@ -52,38 +60,21 @@ def atomic_add(arr, idx, val, /):
     """
 
 
-@declares("dk.atomic.sub")
+@declares("dk.atomic.sub", parameters=_UPDATE_PARAMETERS, raises=_ELEMENT_RAISES)
 def atomic_sub(arr, idx, val, /):
     """Subtract `val` from ``arr[idx]`` atomically, e.g. to take from a shared budget.
 
     The update is one indivisible step: concurrent updates of the element by other work-items
     are never lost. Ordering is relaxed (``dk.AtomicRef`` orders other accesses too).
 
-    Parameters
-    ----------
-    arr : array
-        A USM array argument or a ``dk.local.array`` of int32, int64, uint32, uint64, float32
-        or float64.
-    idx : int or tuple of int
-        The element's index: an integer for a 1-d array, a tuple of integers for an n-d one;
-        negative indices count from the end.
-    val : int, float or bool
-        The operand, converted to the array's dtype.
+    {parameters}
 
     Returns
     -------
     scalar
         The element's value before the update, of the array's dtype.
 
-    Raises
-    ------
-    KernelCompileError
-        When the kernel compiles, if `arr` is not such an array or `idx` does not index one
-        element of it.
-    KernelBoundsError
-        From the launch, with ``debug=True``, if `idx` is out of bounds.
-    TypeError
-        If called from host code.
+    {raises}
 
     Examples
     --------
@@ -99,38 +90,21 @@ def atomic_sub(arr, idx, val, /):
     """
 
 
-@declares("dk.atomic.min")
+@declares("dk.atomic.min", parameters=_UPDATE_PARAMETERS, raises=_ELEMENT_RAISES)
 def atomic_min(arr, idx, val, /):
     """Store the smaller of ``arr[idx]`` and `val` atomically, e.g. for a minimum over items.
 
     The update is one indivisible step: concurrent updates of the element by other work-items
     are never lost. Ordering is relaxed (``dk.AtomicRef`` orders other accesses too).
 
-    Parameters
-    ----------
-    arr : array
-        A USM array argument or a ``dk.local.array`` of int32, int64, uint32, uint64, float32
-        or float64.
-    idx : int or tuple of int
-        The element's index: an integer for a 1-d array, a tuple of integers for an n-d one;
-        negative indices count from the end.
-    val : int, float or bool
-        The operand, converted to the array's dtype.
+    {parameters}
 
     Returns
     -------
     scalar
         The element's value before the update, of the array's dtype.
 
-    Raises
-    ------
-    KernelCompileError
-        When the kernel compiles, if `arr` is not such an array or `idx` does not index one
-        element of it.
-    KernelBoundsError
-        From the launch, with ``debug=True``, if `idx` is out of bounds.
-    TypeError
-        If called from host code.
+    {raises}
 
     Examples
     --------
@@ -146,38 +120,21 @@ def atomic_min(arr, idx, val, /):
     """
 
 
-@declares("dk.atomic.max")
+@declares("dk.atomic.max", parameters=_UPDATE_PARAMETERS, raises=_ELEMENT_RAISES)
 def atomic_max(arr, idx, val, /):
     """Store the larger of ``arr[idx]`` and `val` atomically, e.g. for a maximum over items.
 
     The update is one indivisible step: concurrent updates of the element by other work-items
     are never lost. Ordering is relaxed (``dk.AtomicRef`` orders other accesses too).
 
-    Parameters
-    ----------
-    arr : array
-        A USM array argument or a ``dk.local.array`` of int32, int64, uint32, uint64, float32
-        or float64.
-    idx : int or tuple of int
-        The element's index: an integer for a 1-d array, a tuple of integers for an n-d one;
-        negative indices count from the end.
-    val : int, float or bool
-        The operand, converted to the array's dtype.
+    {parameters}
 
     Returns
     -------
     scalar
         The element's value before the update, of the array's dtype.
 
-    Raises
-    ------
-    KernelCompileError
-        When the kernel compiles, if `arr` is not such an array or `idx` does not index one
-        element of it.
-    KernelBoundsError
-        From the launch, with ``debug=True``, if `idx` is out of bounds.
-    TypeError
-        If called from host code.
+    {raises}
 
     Examples
     --------
@@ -193,38 +150,21 @@ def atomic_max(arr, idx, val, /):
     """
 
 
-@declares("dk.atomic.exchange")
+@declares("dk.atomic.exchange", parameters=_UPDATE_PARAMETERS, raises=_ELEMENT_RAISES)
 def atomic_exchange(arr, idx, val, /):
     """Store `val` in ``arr[idx]`` atomically and give the value it replaced.
 
     The update is one indivisible step: concurrent updates of the element by other work-items
     are never lost. Ordering is relaxed (``dk.AtomicRef`` orders other accesses too).
 
-    Parameters
-    ----------
-    arr : array
-        A USM array argument or a ``dk.local.array`` of int32, int64, uint32, uint64, float32
-        or float64.
-    idx : int or tuple of int
-        The element's index: an integer for a 1-d array, a tuple of integers for an n-d one;
-        negative indices count from the end.
-    val : int, float or bool
-        The operand, converted to the array's dtype.
+    {parameters}
 
     Returns
     -------
     scalar
         The element's value before the update, of the array's dtype.
 
-    Raises
-    ------
-    KernelCompileError
-        When the kernel compiles, if `arr` is not such an array or `idx` does not index one
-        element of it.
-    KernelBoundsError
-        From the launch, with ``debug=True``, if `idx` is out of bounds.
-    TypeError
-        If called from host code.
+    {raises}
 
     Examples
     --------
@@ -244,7 +184,7 @@ def atomic_exchange(arr, idx, val, /):
     """
 
 
-@declares("dk.atomic.compare_exchange")
+@declares("dk.atomic.compare_exchange", raises=_ELEMENT_RAISES)
 def atomic_compare_exchange(arr, idx, expected, desired, /):
     """Store `desired` in ``arr[idx]`` only if it holds `expected`, atomically.
 
@@ -271,15 +211,7 @@ def atomic_compare_exchange(arr, idx, expected, desired, /):
         The element's value before the call: equal to `expected` exactly when `desired` was
         stored.
 
-    Raises
-    ------
-    KernelCompileError
-        When the kernel compiles, if `arr` is not such an array or `idx` does not index one
-        element of it.
-    KernelBoundsError
-        From the launch, with ``debug=True``, if `idx` is out of bounds.
-    TypeError
-        If called from host code.
+    {raises}
 
     Examples
     --------

@@ -4,44 +4,78 @@ from __future__ import annotations
 
 from . import declares
 
+#: Sections of several declarations' docstrings, written once (see declares).
+_COLLECTIVE_PARAMETERS = """\
+Parameters
+----------
+group : group or sub-group
+    ``item.get_group()`` or ``item.get_sub_group()`` of the kernel's nd-item; every
+    work-item of it must make the call.
+x : int, float or bool
+    This work-item's value.
+init_or_op : GroupOperation or scalar
+    With three arguments, the operation: ``dk.plus``, ``dk.multiplies``, ``dk.minimum``,
+    ``dk.maximum``, ``dk.bit_and``, ``dk.bit_or``, ``dk.bit_xor`` (integers),
+    ``dk.logical_and`` or ``dk.logical_or`` (whose results are bool), as a constant. With
+    four, the initial value, combined before the first work-item's.
+op : GroupOperation, optional
+    With four arguments, the operation.
+"""
+_COLLECTIVE_RAISES = """\
+Raises
+------
+KernelCompileError
+    When the kernel compiles, if an argument has a type the algorithm does not take or the
+    operation is not a constant ``dk.GroupOperation``.
+InvalidRangeError
+    From the launch, for work-groups larger than 1024 work-items with ``dk.multiplies``
+    or a bitwise operation over a work-group (they combine values in local memory).
+TypeError
+    If called from host code.
+"""
+_VOTE_PARAMETERS = """\
+Parameters
+----------
+group : group or sub-group
+    ``item.get_group()`` or ``item.get_sub_group()`` of the kernel's nd-item; every
+    work-item of it must make the call.
+pred : bool or int
+    This work-item's predicate (an integer counts as true when it is not 0).
+"""
+_VOTE_RAISES = """\
+Raises
+------
+KernelCompileError
+    When the kernel compiles, if `pred` is not a bool or integer.
+TypeError
+    If called from host code.
+"""
+_SHUFFLE_RAISES = """\
+Raises
+------
+KernelCompileError
+    When the kernel compiles, if the group is not a sub-group or `x` is not an integer,
+    float or bool.
+TypeError
+    If called from host code.
+"""
 
-@declares("dk.reduce_over_group")
+
+@declares("dk.reduce_over_group", parameters=_COLLECTIVE_PARAMETERS, raises=_COLLECTIVE_RAISES)
 def reduce_over_group(group, x, init_or_op, op=None, /):
     """Combine the values of all work-items of a group with an operation, e.g. a sum.
 
     ``reduce_over_group(g, x, op)`` or, starting from an initial value,
     ``reduce_over_group(g, x, init, op)``, as in SYCL 2020.
 
-    Parameters
-    ----------
-    group : group or sub-group
-        ``item.get_group()`` or ``item.get_sub_group()`` of the kernel's nd-item; every
-        work-item of it must make the call.
-    x : int, float or bool
-        This work-item's value.
-    init_or_op : GroupOperation or scalar
-        With three arguments, the operation: ``dk.plus``, ``dk.multiplies``, ``dk.minimum``,
-        ``dk.maximum``, ``dk.bit_and``, ``dk.bit_or``, ``dk.bit_xor`` (integers),
-        ``dk.logical_and`` or ``dk.logical_or`` (whose results are bool), as a constant. With
-        four, the initial value, combined before the first work-item's.
-    op : GroupOperation, optional
-        With four arguments, the operation.
+    {parameters}
 
     Returns
     -------
     scalar
         The result, the same in every work-item of the group.
 
-    Raises
-    ------
-    KernelCompileError
-        When the kernel compiles, if an argument has a type the algorithm does not take or the
-        operation is not a constant ``dk.GroupOperation``.
-    InvalidRangeError
-        From the launch, for work-groups larger than 1024 work-items with ``dk.multiplies``
-        or a bitwise operation over a work-group (they combine values in local memory).
-    TypeError
-        If called from host code.
+    {raises}
 
     Examples
     --------
@@ -58,7 +92,7 @@ def reduce_over_group(group, x, init_or_op, op=None, /):
     """
 
 
-@declares("dk.inclusive_scan_over_group")
+@declares("dk.inclusive_scan_over_group", raises=_COLLECTIVE_RAISES)
 def inclusive_scan_over_group(group, x, op, init=None, /):
     """Combine the values of the group's work-items up to this one, this one's included.
 
@@ -83,16 +117,7 @@ def inclusive_scan_over_group(group, x, op, init=None, /):
     scalar
         This work-item's prefix.
 
-    Raises
-    ------
-    KernelCompileError
-        When the kernel compiles, if an argument has a type the algorithm does not take or the
-        operation is not a constant ``dk.GroupOperation``.
-    InvalidRangeError
-        From the launch, for work-groups larger than 1024 work-items with ``dk.multiplies``
-        or a bitwise operation over a work-group (they combine values in local memory).
-    TypeError
-        If called from host code.
+    {raises}
 
     Examples
     --------
@@ -109,7 +134,9 @@ def inclusive_scan_over_group(group, x, op, init=None, /):
     """
 
 
-@declares("dk.exclusive_scan_over_group")
+@declares(
+    "dk.exclusive_scan_over_group", parameters=_COLLECTIVE_PARAMETERS, raises=_COLLECTIVE_RAISES
+)
 def exclusive_scan_over_group(group, x, init_or_op, op=None, /):
     """Combine the values of the group's work-items before this one, this one's excluded.
 
@@ -117,36 +144,14 @@ def exclusive_scan_over_group(group, x, init_or_op, op=None, /):
     as in SYCL 2020. The first work-item gets the operation's identity (0 for ``dk.plus``), or
     `init`.
 
-    Parameters
-    ----------
-    group : group or sub-group
-        ``item.get_group()`` or ``item.get_sub_group()`` of the kernel's nd-item; every
-        work-item of it must make the call.
-    x : int, float or bool
-        This work-item's value.
-    init_or_op : GroupOperation or scalar
-        With three arguments, the operation: ``dk.plus``, ``dk.multiplies``, ``dk.minimum``,
-        ``dk.maximum``, ``dk.bit_and``, ``dk.bit_or``, ``dk.bit_xor`` (integers),
-        ``dk.logical_and`` or ``dk.logical_or`` (whose results are bool), as a constant. With
-        four, the initial value, combined before the first work-item's.
-    op : GroupOperation, optional
-        With four arguments, the operation.
+    {parameters}
 
     Returns
     -------
     scalar
         This work-item's prefix.
 
-    Raises
-    ------
-    KernelCompileError
-        When the kernel compiles, if an argument has a type the algorithm does not take or the
-        operation is not a constant ``dk.GroupOperation``.
-    InvalidRangeError
-        From the launch, for work-groups larger than 1024 work-items with ``dk.multiplies``
-        or a bitwise operation over a work-group (they combine values in local memory).
-    TypeError
-        If called from host code.
+    {raises}
 
     Examples
     --------
@@ -206,29 +211,18 @@ def group_broadcast(group, x, local_id=0, /):
     """
 
 
-@declares("dk.any_of_group")
+@declares("dk.any_of_group", parameters=_VOTE_PARAMETERS, raises=_VOTE_RAISES)
 def any_of_group(group, pred, /) -> bool:
     """Tell whether `pred` holds for any work-item of the group.
 
-    Parameters
-    ----------
-    group : group or sub-group
-        ``item.get_group()`` or ``item.get_sub_group()`` of the kernel's nd-item; every
-        work-item of it must make the call.
-    pred : bool or int
-        This work-item's predicate (an integer counts as true when it is not 0).
+    {parameters}
 
     Returns
     -------
     bool
         The vote, the same in every work-item of the group.
 
-    Raises
-    ------
-    KernelCompileError
-        When the kernel compiles, if `pred` is not a bool or integer.
-    TypeError
-        If called from host code.
+    {raises}
 
     Examples
     --------
@@ -245,29 +239,18 @@ def any_of_group(group, pred, /) -> bool:
     """
 
 
-@declares("dk.all_of_group")
+@declares("dk.all_of_group", parameters=_VOTE_PARAMETERS, raises=_VOTE_RAISES)
 def all_of_group(group, pred, /) -> bool:
     """Tell whether `pred` holds for every work-item of the group.
 
-    Parameters
-    ----------
-    group : group or sub-group
-        ``item.get_group()`` or ``item.get_sub_group()`` of the kernel's nd-item; every
-        work-item of it must make the call.
-    pred : bool or int
-        This work-item's predicate (an integer counts as true when it is not 0).
+    {parameters}
 
     Returns
     -------
     bool
         The vote, the same in every work-item of the group.
 
-    Raises
-    ------
-    KernelCompileError
-        When the kernel compiles, if `pred` is not a bool or integer.
-    TypeError
-        If called from host code.
+    {raises}
 
     Examples
     --------
@@ -284,29 +267,18 @@ def all_of_group(group, pred, /) -> bool:
     """
 
 
-@declares("dk.none_of_group")
+@declares("dk.none_of_group", parameters=_VOTE_PARAMETERS, raises=_VOTE_RAISES)
 def none_of_group(group, pred, /) -> bool:
     """Tell whether `pred` holds for no work-item of the group.
 
-    Parameters
-    ----------
-    group : group or sub-group
-        ``item.get_group()`` or ``item.get_sub_group()`` of the kernel's nd-item; every
-        work-item of it must make the call.
-    pred : bool or int
-        This work-item's predicate (an integer counts as true when it is not 0).
+    {parameters}
 
     Returns
     -------
     bool
         The vote, the same in every work-item of the group.
 
-    Raises
-    ------
-    KernelCompileError
-        When the kernel compiles, if `pred` is not a bool or integer.
-    TypeError
-        If called from host code.
+    {raises}
 
     Examples
     --------
@@ -323,7 +295,7 @@ def none_of_group(group, pred, /) -> bool:
     """
 
 
-@declares("dk.shift_group_left")
+@declares("dk.shift_group_left", raises=_SHUFFLE_RAISES)
 def shift_group_left(sub_group, x, delta=1, /):
     """Give the `x` of the lane `delta` places after this one in the sub-group.
 
@@ -342,13 +314,7 @@ def shift_group_left(sub_group, x, delta=1, /):
     scalar
         Lane ``lane + delta``'s `x`; unspecified where that is beyond the sub-group.
 
-    Raises
-    ------
-    KernelCompileError
-        When the kernel compiles, if the group is not a sub-group or `x` is not an integer,
-        float or bool.
-    TypeError
-        If called from host code.
+    {raises}
 
     Examples
     --------
@@ -365,7 +331,7 @@ def shift_group_left(sub_group, x, delta=1, /):
     """
 
 
-@declares("dk.shift_group_right")
+@declares("dk.shift_group_right", raises=_SHUFFLE_RAISES)
 def shift_group_right(sub_group, x, delta=1, /):
     """Give the `x` of the lane `delta` places before this one in the sub-group.
 
@@ -384,13 +350,7 @@ def shift_group_right(sub_group, x, delta=1, /):
     scalar
         Lane ``lane - delta``'s `x`; unspecified where that is below lane 0.
 
-    Raises
-    ------
-    KernelCompileError
-        When the kernel compiles, if the group is not a sub-group or `x` is not an integer,
-        float or bool.
-    TypeError
-        If called from host code.
+    {raises}
 
     Examples
     --------
@@ -407,7 +367,7 @@ def shift_group_right(sub_group, x, delta=1, /):
     """
 
 
-@declares("dk.permute_group_by_xor")
+@declares("dk.permute_group_by_xor", raises=_SHUFFLE_RAISES)
 def permute_group_by_xor(sub_group, x, mask, /):
     """Give the `x` of the lane whose id is this lane's xor `mask`, e.g. for butterflies.
 
@@ -426,13 +386,7 @@ def permute_group_by_xor(sub_group, x, mask, /):
     scalar
         Lane ``lane ^ mask``'s `x`.
 
-    Raises
-    ------
-    KernelCompileError
-        When the kernel compiles, if the group is not a sub-group or `x` is not an integer,
-        float or bool.
-    TypeError
-        If called from host code.
+    {raises}
 
     Examples
     --------
@@ -449,7 +403,7 @@ def permute_group_by_xor(sub_group, x, mask, /):
     """
 
 
-@declares("dk.select_from_group")
+@declares("dk.select_from_group", raises=_SHUFFLE_RAISES)
 def select_from_group(sub_group, x, remote_local_id, /):
     """Give the `x` of the sub-group's lane `remote_local_id`, which may differ per lane.
 
@@ -468,13 +422,7 @@ def select_from_group(sub_group, x, remote_local_id, /):
     scalar
         That lane's `x`.
 
-    Raises
-    ------
-    KernelCompileError
-        When the kernel compiles, if the group is not a sub-group or `x` is not an integer,
-        float or bool.
-    TypeError
-        If called from host code.
+    {raises}
 
     Examples
     --------

@@ -4,8 +4,18 @@ from __future__ import annotations
 
 from . import declares
 
+#: Sections of several declarations' docstrings, written once (see declares).
+_DIMENSION_RAISES = """\
+Raises
+------
+KernelCompileError
+    When the kernel compiles, if `dim` is not a constant 0, 1 or 2.
+TypeError
+    If called from host code.
+"""
 
-@declares("dk.get_global_id")
+
+@declares("dk.get_global_id", raises=_DIMENSION_RAISES)
 def get_global_id(dim: int, /) -> int:
     """Give the work-item's index in the global range: which element it works on.
 
@@ -22,12 +32,7 @@ def get_global_id(dim: int, /) -> int:
         The id, an int64 from 0 to ``get_global_size(dim) - 1``; 0 for a dimension beyond the
         range's.
 
-    Raises
-    ------
-    KernelCompileError
-        When the kernel compiles, if `dim` is not a constant 0, 1 or 2.
-    TypeError
-        If called from host code.
+    {raises}
 
     Examples
     --------
@@ -44,7 +49,7 @@ def get_global_id(dim: int, /) -> int:
     """
 
 
-@declares("dk.get_local_id")
+@declares("dk.get_local_id", raises=_DIMENSION_RAISES)
 def get_local_id(dim: int, /) -> int:
     """Give the work-item's index inside its work-group, e.g. to address local memory.
 
@@ -58,12 +63,7 @@ def get_local_id(dim: int, /) -> int:
     int
         The id, an int64 from 0 to ``get_local_size(dim) - 1``.
 
-    Raises
-    ------
-    KernelCompileError
-        When the kernel compiles, if `dim` is not a constant 0, 1 or 2.
-    TypeError
-        If called from host code.
+    {raises}
 
     Examples
     --------
@@ -79,7 +79,7 @@ def get_local_id(dim: int, /) -> int:
     """
 
 
-@declares("dk.get_group_id")
+@declares("dk.get_group_id", raises=_DIMENSION_RAISES)
 def get_group_id(dim: int, /) -> int:
     """Give the index of the work-item's work-group, e.g. to write one result per group.
 
@@ -93,12 +93,7 @@ def get_group_id(dim: int, /) -> int:
     int
         The id, an int64 from 0 to ``get_num_groups(dim) - 1``.
 
-    Raises
-    ------
-    KernelCompileError
-        When the kernel compiles, if `dim` is not a constant 0, 1 or 2.
-    TypeError
-        If called from host code.
+    {raises}
 
     Examples
     --------
@@ -114,7 +109,7 @@ def get_group_id(dim: int, /) -> int:
     """
 
 
-@declares("dk.get_global_size")
+@declares("dk.get_global_size", raises=_DIMENSION_RAISES)
 def get_global_size(dim: int, /) -> int:
     """Give the size of the global range, e.g. to stride a loop over more elements than items.
 
@@ -128,12 +123,7 @@ def get_global_size(dim: int, /) -> int:
     int
         The number of work-items along `dim`, an int64; 1 for a dimension beyond the range's.
 
-    Raises
-    ------
-    KernelCompileError
-        When the kernel compiles, if `dim` is not a constant 0, 1 or 2.
-    TypeError
-        If called from host code.
+    {raises}
 
     Examples
     --------
@@ -150,7 +140,7 @@ def get_global_size(dim: int, /) -> int:
     """
 
 
-@declares("dk.get_local_size")
+@declares("dk.get_local_size", raises=_DIMENSION_RAISES)
 def get_local_size(dim: int, /) -> int:
     """Give the size of the work-item's work-group, e.g. to loop over local memory.
 
@@ -165,12 +155,7 @@ def get_local_size(dim: int, /) -> int:
         The number of work-items of the work-group along `dim`, an int64. Under a
         ``dk.Range`` the work-groups are the runtime's choice.
 
-    Raises
-    ------
-    KernelCompileError
-        When the kernel compiles, if `dim` is not a constant 0, 1 or 2.
-    TypeError
-        If called from host code.
+    {raises}
 
     Examples
     --------
@@ -186,7 +171,7 @@ def get_local_size(dim: int, /) -> int:
     """
 
 
-@declares("dk.get_num_groups")
+@declares("dk.get_num_groups", raises=_DIMENSION_RAISES)
 def get_num_groups(dim: int, /) -> int:
     """Give the number of work-groups, e.g. to size a per-group result.
 
@@ -200,12 +185,7 @@ def get_num_groups(dim: int, /) -> int:
     int
         The number of work-groups along `dim`, an int64.
 
-    Raises
-    ------
-    KernelCompileError
-        When the kernel compiles, if `dim` is not a constant 0, 1 or 2.
-    TypeError
-        If called from host code.
+    {raises}
 
     Examples
     --------
