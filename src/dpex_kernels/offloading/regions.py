@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 import numba
 import numpy as np
 from numba.core import ir, types
+from numba.core.analysis import compute_cfg_from_blocks
 from numba.core.ir_utils import (
     build_definitions,
     get_name_var_table,
@@ -229,23 +230,30 @@ def _parfors(blocks: dict):
                 yield from _parfors(stmt.loop_body)
 
 
+def loop_blocks(body: dict[int, ir.Block]) -> set[int]:
+    """The labels of the blocks in a loop body's own loops (Numba's control-flow analysis, on
+    the blocks with the body's end, the block without a terminator, made to return)."""
+    if not body:
+        return set()
+    exit_label = max(body) + 1
+    closed = {}
+    for label, block in body.items():
+        if block.body and block.body[-1].is_terminator:
+            closed[label] = block
+            continue
+        ended = ir.Block(block.scope, block.loc)
+        ended.body = [*block.body, ir.Jump(exit_label, block.loc)]
+        closed[label] = ended
+    first = next(iter(body.values()))
+    closed[exit_label] = ir.Block(first.scope, first.loc)
+    closed[exit_label].append(ir.Return(ir.Var(first.scope, "$dk_exit", first.loc), first.loc))
+    loops = compute_cfg_from_blocks(closed).loops().values()
+    return {label for loop in loops for label in loop.body}
+
+
 def has_loops(body: dict[int, ir.Block]) -> bool:
-    """Whether a loop body has loops of its own (a back edge in its blocks' graph)."""
-    successors = {
-        label: block.body[-1].get_targets() if block.body and block.body[-1].is_terminator else []
-        for label, block in body.items()
-    }
-    state: dict[int, str] = {}
-
-    def back_edge(label: int) -> bool:
-        state[label] = "open"
-        for target in successors.get(label, []):
-            if state.get(target) == "open" or (target not in state and back_edge(target)):
-                return True
-        state[label] = "done"
-        return False
-
-    return any(label not in state and back_edge(label) for label in sorted(body))
+    """Whether a loop body has loops of its own."""
+    return bool(loop_blocks(body))
 
 
 def _bound(func_ir, value) -> int | str:

@@ -22,11 +22,10 @@ import operator
 
 import numpy as np
 from numba.core import ir
-from numba.core.analysis import compute_cfg_from_blocks
 from numba.core.ir_utils import build_definitions
 
 from .ir_values import resolve
-from .regions import Region
+from .regions import Region, loop_blocks
 
 
 def walks_rows(region: Region) -> bool:
@@ -36,8 +35,7 @@ def walks_rows(region: Region) -> bool:
     last) and call no math function (see the module docstring)."""
     if not region.levels:
         return False
-    cfg = compute_cfg_from_blocks(_closed(region.body))
-    in_loops = {label for loop in cfg.loops().values() for label in loop.body}
+    in_loops = loop_blocks(region.body)
     if not in_loops:
         return False
     definitions = build_definitions(region.body)
@@ -57,25 +55,6 @@ def walks_rows(region: Region) -> bool:
                 return False  # a row written in the loop: a product, not a reduction of rows
             rows |= where == "before last"
     return rows
-
-
-def _closed(blocks: dict[int, ir.Block]) -> dict[int, ir.Block]:
-    """The body's blocks with the body's end, a block without a terminator, jumping to an
-    exit block (what a control-flow graph needs; the blocks themselves are not changed)."""
-    exit_label = max(blocks) + 1
-    closed = {}
-    for label, block in blocks.items():
-        if block.body and block.body[-1].is_terminator:
-            closed[label] = block
-            continue
-        copy = ir.Block(block.scope, block.loc)
-        copy.body = [*block.body, ir.Jump(exit_label, block.loc)]
-        closed[label] = copy
-    first = next(iter(blocks.values()))
-    exit_block = ir.Block(first.scope, first.loc)
-    exit_block.append(ir.Return(ir.Var(first.scope, "$dk_exit", first.loc), first.loc))
-    closed[exit_label] = exit_block
-    return closed
 
 
 def _copies(blocks: dict[int, ir.Block], name: str) -> set[str]:
