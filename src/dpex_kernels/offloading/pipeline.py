@@ -2,10 +2,11 @@
 lowered as kernels.
 
 Numba's `parallel=True` passes find the parallelism (prange nests, array expressions, NumPy
-reductions) and make Parfor nodes of it; this pipeline runs them with four changes, each a
+reductions) and make Parfor nodes of it; this pipeline runs them with five changes, each a
 pass of its own:
 - before typing, dpnp's names become NumPy's and offload's (names.py);
-- typing makes element-wise results of USM arrays USM arrays (types.usm_array_type);
+- typing makes element-wise results of USM arrays USM arrays (types.usm_array_type), and
+  `c[:] = e` has a slice for each dimension of `e` (slice_assignments.py);
 - Numba's parallel implementations of NumPy functions are offload's where they differ
   (parallel.py: reductions with `axis=`, `@`), and the arrays parfors allocate are USM arrays
   on their inputs' queue (device_allocations.py);
@@ -26,6 +27,7 @@ from .loops import PrangeLoops
 from .lowering import OffloadLower, Options
 from .names import DpnpNames
 from .shapes import ShapeChecks
+from .slice_assignments import SliceAssignments
 
 
 @register_pass(mutates_CFG=True, analysis_only=False)
@@ -89,6 +91,7 @@ class OffloadCompiler(compiler.CompilerBase):
                 pipeline.add_pass(PrangeLoops, "prange loops as the parfor passes take them")
             if pass_class is typed_passes.NopythonRewrites:
                 pipeline.add_pass(RuntimeBroadcasts, "run-time size-1 dimensions broadcast")
+                pipeline.add_pass(SliceAssignments, "c[:] = e with a slice per dimension of e")
             if pass_class is typed_passes.ParforPreLoweringPass:
                 pipeline.add_pass(
                     device_allocations.DeviceAllocations, "parfors' arrays allocated as USM arrays"

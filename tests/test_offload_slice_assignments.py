@@ -1,0 +1,100 @@
+"""Assignments into part of an array's dimensions (offloading/slice_assignments.py): `c[:] = e`,
+`c[...] = e`, `c[1:] = e` and `c[0] = row` of arrays of two and three dimensions are kernels
+storing into `c`, as `c[:, :] = e` is, with NumPy's results."""
+
+from __future__ import annotations
+
+import dpnp
+import numpy as np
+import pytest
+from conftest import CPU
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import dpex_kernels as dk
+
+
+def copy_all(a, c):
+    c[:] = a
+
+
+def copy_ellipsis(a, c):
+    c[...] = a
+
+
+def copy_tail(a, c):
+    c[1:] = a[1:]
+
+
+def copy_first(a, c):
+    c[0] = a[1]
+
+
+def scale_all(a, c):
+    c[:] = a * 2 + 1
+
+
+def scale_ellipsis(a, c):
+    c[...] = a * 2 + 1
+
+
+def scale_tail(a, c):
+    c[1:] = a[:-1] * 2 + 1
+
+
+def scale_plane(a, c):
+    c[1:, :-1] = a[:-1, 1:] - a[1:, :-1]
+
+
+COPIES = [copy_all, copy_ellipsis, copy_tail, copy_first]
+EXPRESSIONS = [scale_all, scale_ellipsis, scale_tail, scale_plane]
+
+
+def run(function, a: np.ndarray) -> tuple:
+    """(the offloaded function, `c` after it ran on device copies, `c` after NumPy ran it)."""
+    offloaded = dk.offload(function)
+    c = dpnp.zeros(a.shape, dtype=a.dtype, device=CPU)
+    offloaded(dpnp.asarray(a, device=CPU), c)
+    expected = np.zeros_like(a)
+    function(a, expected)
+    return offloaded, dpnp.asnumpy(c), expected
+
+
+@pytest.mark.parametrize("function", COPIES)
+@pytest.mark.parametrize("ndim", [2, 3])
+def test_a_copy_into_part_of_the_dimensions_is_a_kernel(function, ndim):
+    a = np.arange(4**ndim, dtype=np.float64).reshape((4,) * ndim)
+    offloaded, got, expected = run(function, a)
+    np.testing.assert_array_equal(got, expected)
+    assert [k.kind for k in offloaded.inspect_kernels()][:1] == ["array expression"]
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    function=st.sampled_from(COPIES + EXPRESSIONS),
+    shape=st.lists(st.integers(2, 7), min_size=2, max_size=3).map(tuple),
+    dtype=st.sampled_from([np.float64, np.float32, np.int32, np.int64]),
+)
+def test_results_are_numpy_s(function, shape, dtype):
+    a = np.random.default_rng(sum(shape)).integers(-50, 50, shape).astype(dtype)
+    _, got, expected = run(function, a)
+    np.testing.assert_array_equal(got, expected)
+
+
+def test_an_assignment_that_broadcasts_stays_numpy_s():
+    def broadcast_row(a, c):
+        c[:] = a[0]
+
+    a = np.arange(12.0).reshape(3, 4)
+    _, got, expected = run(broadcast_row, a)
+    np.testing.assert_array_equal(got, expected)
+
+
+def test_a_shape_mismatch_is_numpy_s_error():
+    def mismatch(a, c):
+        c[1:] = a
+
+    with pytest.raises(ValueError):
+        np.zeros((4, 3))[1:] = np.zeros((4, 3))
+    with pytest.raises(ValueError):
+        dk.offload(mismatch)(dpnp.zeros((4, 3), device=CPU), dpnp.zeros((4, 3), device=CPU))
