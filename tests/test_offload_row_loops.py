@@ -1,7 +1,7 @@
 """Row loops (offloading/row_loops.py): on a CPU device a prange loop whose work-items each
-reduce rows of their own runs with sub-groups of one work-item; loops that read neighbours side
-by side, call math functions or write rows in their inner loops stay vectorised across
-work-items. Either way the results are NumPy's."""
+reduce rows of their own, or write them element by element, runs with sub-groups of one
+work-item; loops that read neighbours side by side, call math functions or write rows after
+inner loops stay vectorised across work-items. Either way the results are NumPy's."""
 
 from __future__ import annotations
 
@@ -40,7 +40,7 @@ def run(python_function, arguments: tuple):
 CLASSIC = {
     "l2_norm_prange": {1},  # a row's sum of squares
     "knn": {1},  # distances to every training point, k nearest kept
-    "kmeans_step": {0, 1},  # labels (rows read) and new centres (rows written)
+    "kmeans_step": {1},  # labels (rows read), new centres (rows written element-wise)
     "pairwise_distance_prange": {0},  # math.sqrt in the loop
     "rambo": {0},  # math in the loop, rows written
     "gpairs": {0},  # neighbours' x1[i] read in the loop
@@ -78,6 +78,12 @@ def neighbours_in_row_loop(a, v, out):
         out[i] = s
 
 
+def row_written_element_wise(a, x, out):
+    for i in prange(a.shape[0]):
+        for j in range(a.shape[1]):
+            out[i, j] = a[i, j] * x[j] + 1
+
+
 def no_inner_loop(a, out):
     for i in prange(a.shape[0]):
         out[i] = a[i, 0] + a[i, 1]
@@ -103,6 +109,7 @@ def test_vectorised_loops(python_function, arguments, numpy_result):
 
 
 L2_NORM = dk.offload(l2_norm_prange)  # compiled once for each dtype
+ROW_WRITES = dk.offload(row_written_element_wise)
 
 
 @settings(max_examples=15, deadline=None)
@@ -118,3 +125,19 @@ def test_row_loops_match_numpy(rows, columns, dtype):
     assert loop_sub_group_sizes(L2_NORM) == {1}
     squares = (a.astype(np.float64) ** 2).sum(axis=1)
     np.testing.assert_allclose(dpnp.asnumpy(out), np.sqrt(squares), rtol=1e-6)
+
+
+@settings(max_examples=15, deadline=None)
+@given(
+    rows=st.integers(1, 300),
+    columns=st.integers(1, 20),
+    dtype=st.sampled_from([np.float32, np.float64, np.int32, np.int64]),
+)
+def test_rows_written_element_wise_are_row_loops(rows, columns, dtype):
+    rng = np.random.default_rng(rows * 17 + columns)
+    a = (rng.random((rows, columns)) * 100).astype(dtype)
+    x = (rng.random(columns) * 10).astype(dtype)
+    out = dpnp.zeros((rows, columns), dtype=dtype, device=CPU)
+    ROW_WRITES(dpnp.asarray(a, device=CPU), dpnp.asarray(x, device=CPU), out)
+    assert loop_sub_group_sizes(ROW_WRITES) == {1}
+    np.testing.assert_allclose(dpnp.asnumpy(out), a * x + 1, rtol=1e-6)

@@ -27,7 +27,7 @@ from .loops import PrangeLoops
 from .lowering import OffloadLower, Options
 from .names import DpnpNames
 from .shapes import ShapeChecks
-from .slice_assignments import SliceAssignments
+from .slice_assignments import ContiguousViews, SliceAssignments
 
 
 @register_pass(mutates_CFG=True, analysis_only=False)
@@ -97,5 +97,6 @@ class OffloadCompiler(compiler.CompilerBase):
                     device_allocations.DeviceAllocations, "parfors' arrays allocated as USM arrays"
                 )
                 pipeline.add_pass(ShapeChecks, "shape assertions as NumPy's ValueError")
+                pipeline.add_pass(ContiguousViews, "views of padded indices C-contiguous")
         pipeline.finalize()
         return [pipeline]

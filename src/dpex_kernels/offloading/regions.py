@@ -230,11 +230,11 @@ def _parfors(blocks: dict):
                 yield from _parfors(stmt.loop_body)
 
 
-def loop_blocks(body: dict[int, ir.Block]) -> set[int]:
-    """The labels of the blocks in a loop body's own loops (Numba's control-flow analysis, on
-    the blocks with the body's end, the block without a terminator, made to return)."""
+def _loops(body: dict[int, ir.Block]) -> list:
+    """A loop body's own loops (Numba's control-flow analysis, on the blocks with the body's
+    end, the block without a terminator, made to return)."""
     if not body:
-        return set()
+        return []
     exit_label = max(body) + 1
     closed = {}
     for label, block in body.items():
@@ -247,8 +247,21 @@ def loop_blocks(body: dict[int, ir.Block]) -> set[int]:
     first = next(iter(body.values()))
     closed[exit_label] = ir.Block(first.scope, first.loc)
     closed[exit_label].append(ir.Return(ir.Var(first.scope, "$dk_exit", first.loc), first.loc))
-    loops = compute_cfg_from_blocks(closed).loops().values()
-    return {label for loop in loops for label in loop.body}
+    return list(compute_cfg_from_blocks(closed).loops().values())
+
+
+def loop_blocks(body: dict[int, ir.Block]) -> set[int]:
+    """The labels of the blocks in a loop body's own loops."""
+    return {label for loop in _loops(body) for label in loop.body}
+
+
+def innermost_loop_blocks(body: dict[int, ir.Block]) -> set[int]:
+    """The labels of the blocks in a loop body's loops that have no loop inside them."""
+    loops = _loops(body)
+    innermost = [
+        loop for loop in loops if not any(o.header in loop.body for o in loops if o is not loop)
+    ]
+    return {label for loop in innermost for label in loop.body}
 
 
 def has_loops(body: dict[int, ir.Block]) -> bool:

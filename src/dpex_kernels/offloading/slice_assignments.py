@@ -5,9 +5,15 @@ dimension of `e`: `c[:] = e` with `c` and `e` of two dimensions, `c[...] = e` an
 are instead Numba's host setitem, an element-by-element copy on one thread of an array the
 parfor wrote first (a 2^22 float64 `c[:] = a * 2.0 + 1.0` of 16 columns took 42 ms where
 `c[:, :] = ...` took 3.2 ms). NumPy reads a missing trailing index as `:` and `...` as
-as many `:` as the dimensions it stands for, so here, after typing, such an index becomes the
+many `:` as the dimensions it stands for, so here, after typing, such an index becomes the
 tuple of its slices and integers with a full slice for each dimension it leaves out. An
 assignment that still broadcasts (`c[:] = row` of a 2-D `c`) stays as Numba leaves it.
+
+The parfor stores through the view `c[index]`, which Numba types as of any layout once the
+index has a slice after the first position: it cannot know that a trailing slice is full. The
+padded slices are, so after the parfor passes a view that Numba types C-contiguous without
+them is retyped C-contiguous (`ContiguousViews`): its loop then needs no second kernel for
+strided views (ranges.py).
 """
 
 from __future__ import annotations
@@ -17,6 +23,12 @@ import operator
 from numba.core import ir, types
 from numba.core.compiler_machinery import FunctionPass, register_pass
 from numba.core.ir_utils import build_definitions, mk_unique_var
+from numba.core.typing.arraydecl import get_array_index_type
+from numba.core.typing.templates import signature
+from numba.parfors.parfor import Parfor
+
+#: state.metadata's key of the full slices the padding added (their variables' names)
+_FULL_SLICES = "dk_full_slices"
 
 
 def _items(index: ir.Var, index_type, definitions: dict) -> list[ir.Var] | None:
@@ -76,6 +88,7 @@ def _padded(state, stmt, definitions: dict) -> list[ir.Stmt] | None:
     scope, loc = stmt.target.scope, stmt.loc
     statements, full = _full_slice(state, scope, loc)
     padded = ir.Var(scope, mk_unique_var("$dk_index"), loc)
+    state.metadata.setdefault(_FULL_SLICES, set()).add(full.name)
     items = items + [full] * missing
     index_type = types.BaseTuple.from_types([typemap[item.name] for item in items])
     typemap[padded.name] = index_type
@@ -117,3 +130,68 @@ class SliceAssignments(FunctionPass):
 
     def run_pass(self, state):
         return pad(state)
+
+
+def _contiguous_view(stmt: ir.Stmt, definitions: dict, state) -> types.Array | None:
+    """The C-contiguous type of a view `c[index]` whose index ends in padded full slices and
+    whose other items make a C-contiguous view, or None."""
+    value = stmt.value if isinstance(stmt, ir.Assign) else None
+    if not (isinstance(value, ir.Expr) and value.op == "getitem"):
+        return None
+    view_type, array_type = state.typemap[stmt.target.name], state.typemap[value.value.name]
+    if not isinstance(view_type, types.Array) or view_type.layout == "C":
+        return None
+    found = definitions.get(value.index.name) or []
+    if len(found) != 1 or not isinstance(found[0], ir.Expr) or found[0].op != "build_tuple":
+        return None
+    items = [item.name for item in found[0].items]
+    full = state.metadata.get(_FULL_SLICES, set())
+    while items and items[-1] in full:
+        items.pop()
+    if len(items) == len(found[0].items):
+        return None
+    if items:
+        index_type = types.BaseTuple.from_types([state.typemap[item] for item in items])
+        layout = get_array_index_type(array_type, index_type).result.layout
+    else:
+        layout = array_type.layout
+    return view_type.copy(layout="C") if layout == "C" else None
+
+
+def _retype_views(block: ir.Block, definitions: dict, state) -> bool:
+    """Retype the views of padded indices in `block` and the parfors in it."""
+    changed = False
+    for stmt in block.body:
+        if isinstance(stmt, Parfor):
+            for inner in [stmt.init_block, *stmt.loop_body.values()]:
+                changed |= _retype_views(inner, definitions, state)
+            continue
+        contiguous = _contiguous_view(stmt, definitions, state)
+        if contiguous is None:
+            continue
+        arguments = state.calltypes.pop(stmt.value).args  # dicts that refuse to overwrite
+        state.calltypes[stmt.value] = signature(contiguous, *arguments)
+        state.typemap.pop(stmt.target.name)
+        state.typemap[stmt.target.name] = contiguous
+        changed = True
+    return changed
+
+
+@register_pass(mutates_CFG=False, analysis_only=False)
+class ContiguousViews(FunctionPass):
+    """Numba pass: the views parfors store into through padded indices, C-contiguous where
+    the unpadded index's view is (see the module docstring)."""
+
+    _name = "dpex_offload_contiguous_views"
+
+    def __init__(self):
+        FunctionPass.__init__(self)
+
+    def run_pass(self, state):
+        if not state.metadata.get(_FULL_SLICES):
+            return False
+        definitions = build_definitions(state.func_ir.blocks)  # parfors' blocks included
+        changed = False
+        for block in state.func_ir.blocks.values():
+            changed |= _retype_views(block, definitions, state)
+        return changed
