@@ -1224,3 +1224,32 @@ def test_a_ctypes_call_in_a_kernel_is_the_user_s_compile_error():
     message = str(caught.value)
     assert "ctypes or cffi function cannot run in a kernel" in message
     assert "internal error" not in message
+
+
+# --- no synchronisation on the way in ----------------------------------------------------------
+
+
+@dk.offload
+def scaled_tail(a):
+    b = dpnp.empty_like(a)  # past HUGE_PAGE_THRESHOLD: advised huge pages
+    b[:] = a * 2.0
+    return b[1:]  # a view of the new array
+
+
+def test_a_call_reads_no_usm_array_interface(monkeypatch):
+    """dpnp's `__sycl_usm_array_interface__` waits for the array's queue: a call that read it
+    would wait for all the work before it (and build a dict per array)."""
+    a = usm(np.arange(HUGE_PAGE_THRESHOLD // 8 + 1, dtype=np.float64))
+    scaled_tail(a)  # compiled before counting
+    reads = []
+    interface = dpnp.ndarray.__sycl_usm_array_interface__
+
+    def counted(array):
+        reads.append(type(array).__name__)
+        return interface.fget(array)
+
+    monkeypatch.setattr(dpnp.ndarray, "__sycl_usm_array_interface__", property(counted))
+    tail = scaled_tail(a)
+    assert reads == []
+    monkeypatch.undo()
+    np.testing.assert_array_equal(host(tail), 2.0 * host(a)[1:])

@@ -199,10 +199,10 @@ def _unbox_usm_array(typ, obj, c):
 def view_of(parent, data: int, shape: tuple, strides: tuple):
     """The view of `parent` that compiled code returns (a slice, a transpose): the one that
     starts at address `data` with `shape` and `strides` (in bytes), as NumPy would make it."""
-    interface = parent.__sycl_usm_array_interface__
     usm = parent.get_array() if isinstance(parent, dpnp.ndarray) else parent
     itemsize = usm.itemsize
-    offset = 0 if 0 in shape else (data - interface["data"][0]) // itemsize
+    base = usm.usm_data._pointer  # not the USM array interface: reading it waits for the queue
+    offset = 0 if 0 in shape else (data - base) // itemsize
     view = dpnp.tensor.usm_ndarray(
         shape,
         dtype=usm.dtype,

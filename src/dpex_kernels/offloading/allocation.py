@@ -99,7 +99,7 @@ def advise_huge_pages(array) -> bool:
     """
     if array.nbytes < HUGE_PAGE_THRESHOLD or _MADV_HUGEPAGE is None or not array.sycl_device.is_cpu:
         return False
-    start = array.__sycl_usm_array_interface__["data"][0]
+    start = array.get_array()._pointer  # not the USM array interface: reading it waits
     first = -(-start // _HUGE_PAGE) * _HUGE_PAGE
     end = (start + array.nbytes) // _HUGE_PAGE * _HUGE_PAGE
     if end <= first:

@@ -130,7 +130,7 @@ class OffloadDispatcher:
         placed = [
             (name, value)
             for name, value in zip(self._signature.parameters, args)
-            if hasattr(value, "__sycl_usm_array_interface__")
+            if hasattr(type(value), "__sycl_usm_array_interface__")  # the instance's waits
         ]
         if len(placed) < 2:
             return

@@ -65,12 +65,6 @@ def worth_host_simd(iterations: int, chunk: int, nbytes: int) -> bool:
     return iterations >= chunk and nbytes >= streaming_bytes()
 
 
-def first_address(array) -> int:
-    """The address of a USM array's first element."""
-    interface = array.__sycl_usm_array_interface__
-    return interface["data"][0] + (interface.get("offset") or 0) * array.itemsize
-
-
 def eligible(region: Region, range_levels: int) -> bool:
     """A nest of up to `range_levels` levels on a CPU device with arrays, whose innermost
     level has step 1 and a constant start below a chunk."""
