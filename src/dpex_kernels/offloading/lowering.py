@@ -3,8 +3,9 @@
 Numba lowers the host function as usual; at each parfor (lower_parfor) the parfor's init block
 runs on the host, region analysis (regions.py) says what the loop needs, and a lowering
 strategy makes its kernels and the host code that launches them: ranges.py for loop nests
-(with streaming.py's kernel for large loops on CPU devices, and a kernel of broadcast views
-for expressions broadcasting.py rewrote), reductions.py for loops that reduce (with
+(with streaming.py's kernel for large loops on CPU devices, flat.py's for element-wise nests
+over contiguous arrays, and a kernel of broadcast views for expressions broadcasting.py
+rewrote), reductions.py for loops that reduce (with
 simd_reduction.py's kernel on CPU devices). The host code of a launch is LLVM emitted where the
 parfor was (launching.py).
 """

@@ -12,7 +12,7 @@ from numba.core import cgutils, types
 
 from .._runtime import device_by_canonical_name
 from ..compiler.backend import host_simd
-from . import codegen, row_loops, streaming
+from . import codegen, flat, row_loops, streaming
 from .codegen import api, assign, call, for_range, op
 from .kernel_ir import RegionKernel
 from .launching import Host
@@ -141,16 +141,19 @@ def _plain(region: Region, what: str, cache: bool) -> RegionKernel:
 
 
 def kernels(region: Region, cache: bool) -> list:
-    """[the nest's kernel, its streaming kernel or None (compiled on the first launch that would
-    take it), its kernel of broadcast views or None], compiled for their argument types (an
+    """[the nest's kernel, its streaming kernel or None, its kernel of broadcast views or None,
+    its flat kernel or None]: the first and third compiled for their argument types (an
     expression reading broadcast views has its plain kernel compiled for C-contiguous arrays,
-    which launches take where no view repeats)."""
+    which launches take where no view repeats), the second and fourth on the first launch that
+    would take them (streaming.py, flat.py)."""
     kernel = _plain(region, "loop", cache)
+    takes_flat = flat.takes(region) and not region.tuples
+    flat_kernel = flat.kernel(region, kernel_name(region, "flat"), cache) if takes_flat else None
     if _viewed(region):
         kernel.compile(types.void(*_contiguous(kernel_types(region))))
         general = _plain(region, "broadcast", cache)
         general.compile(types.void(*kernel_types(region)))
-        return [kernel, None, general]
+        return [kernel, None, general, flat_kernel]
     kernel.compile(types.void(*kernel_types(region)))
     stream = None
     if streaming.eligible(region, RANGE_LEVELS) and not region.raises:
@@ -166,57 +169,94 @@ def kernels(region: Region, cache: bool) -> list:
             cache=cache,
             host_simd_mode=host_simd.STREAM,
         )
-    return [kernel, stream, None]
+    return [kernel, stream, None, flat_kernel]
 
 
 def launch(lowerer, region: Region, kernels: list) -> None:
     """The host code of the nest's launch: nothing for an empty range, else the streaming
-    kernel where it compiled and pays (streaming.py), or the plain one."""
-    kernel, stream, general = kernels
+    kernel where it compiled and pays (streaming.py), else the flat kernel where the arrays fit
+    (flat.py), else the plain kernel (for C-contiguous arrays where a kernel of broadcast views
+    takes the others)."""
+    kernel, stream, general, flat_kernel = kernels
     host = Host(lowerer)
+    builder = lowerer.builder
     counts = host.trip_counts(region.levels)
     values, argtypes = host.params(region)
     values += bound_values(host, region, counts)
     argtypes = kernel_types(region)
     sizes = counts[:RANGE_LEVELS]
     with host.if_then(host.all_positive(counts)):
-        if general is not None:
-            contiguous = host.int1(True)
-            for position, param in enumerate(region.params.values()):
-                if isinstance(param.type, types.Array) and param.type.layout == "A":
-                    contiguous = lowerer.builder.and_(
-                        contiguous, host.c_contiguous(param.type, values[position])
-                    )
-            with host.if_else(contiguous) as (fast, views):
-                with fast:
-                    host.wait(host.launch(kernel, _contiguous(argtypes), values, sizes))
-                with views:
-                    host.wait(host.launch(general, argtypes, values, sizes))
-            return
-        if stream is None:
-            host.wait(host.launch(kernel, argtypes, values, sizes))
-            return
-        builder = lowerer.builder
-        inner = counts[-1]
-        condition = builder.icmp_signed(">=", inner, host.int64(streaming.CHUNK))
-        nbytes = host.int64(0)
-        for position, param in enumerate(region.params.values()):
-            if isinstance(param.type, types.Array):
-                array = values[position]
-                condition = builder.and_(condition, host.laid_out(param.type, array))
-                nbytes = builder.add(nbytes, host.nbytes(param.type, array))
-        worth = builder.icmp_signed(">=", nbytes, host.int64(streaming.streaming_bytes()))
-        usable = streaming.usable(stream, [*argtypes, types.int64])
-        streams = host.variable(cgutils.false_bit)
-        with host.if_then(builder.and_(condition, worth)):
-            compiled, _ = host.call(usable, [], [])  # compiles it on the first such launch
-            builder.store(compiled, streams)
-        with host.if_else(builder.load(streams)) as (streamed, plain):  # one launch site each
+        streams = host.int1(False)
+        if stream is not None:
+            stream_types = [*argtypes, types.int64]
+            condition = _streams(host, region, argtypes, values, counts)
+            streams = _compiled_where(host, condition, stream, stream_types)
+        flattens = host.int1(False)
+        if flat_kernel is not None:
+            condition = builder.and_(
+                builder.not_(streams), flat.fits(host, argtypes, values, counts)
+            )
+            flattens = _compiled_where(host, condition, flat_kernel, flat.flat_types(argtypes))
+        with host.if_else(streams) as (streamed, not_streamed):
             with streamed:
-                start = region.levels[-1].start
-                chunks = host.ceil_div(builder.add(inner, host.int64(start)), streaming.CHUNK)
-                stream_types = [*argtypes, types.int64]
-                stream_sizes = [*sizes[:-1], chunks]
-                host.wait(host.launch(stream, stream_types, [*values, inner], stream_sizes))
-            with plain:
-                host.wait(host.launch(kernel, argtypes, values, sizes))
+                if stream is not None:
+                    start = region.levels[-1].start
+                    end = builder.add(counts[-1], host.int64(start))
+                    chunks = host.ceil_div(end, streaming.CHUNK)
+                    stream_values = [*values, counts[-1]]
+                    stream_sizes = [*sizes[:-1], chunks]
+                    host.wait(host.launch(stream, stream_types, stream_values, stream_sizes))
+            with not_streamed, host.if_else(flattens) as (flattened, nested):
+                with flattened:
+                    if flat_kernel is not None:
+                        total = host.product(counts)
+                        flat_values = flat.flat_values(host, argtypes, values, total)
+                        flat_types = flat.flat_types(argtypes)
+                        host.wait(host.launch(flat_kernel, flat_types, flat_values, [total]))
+                with nested:
+                    _launch_nest(host, region, kernel, general, argtypes, values, sizes)
+
+
+def _launch_nest(host: Host, region: Region, kernel, general, argtypes, values, sizes) -> None:
+    """The plain kernel's launch, or with a kernel of broadcast views, the plain kernel's where
+    every view is C-contiguous and the other's where one is not."""
+    if general is None:
+        host.wait(host.launch(kernel, argtypes, values, sizes))
+        return
+    contiguous = host.int1(True)
+    for position, param in enumerate(region.params.values()):
+        if isinstance(param.type, types.Array) and param.type.layout == "A":
+            contiguous = host.builder.and_(
+                contiguous, host.c_contiguous(param.type, values[position])
+            )
+    with host.if_else(contiguous) as (fast, views):
+        with fast:
+            host.wait(host.launch(kernel, _contiguous(argtypes), values, sizes))
+        with views:
+            host.wait(host.launch(general, argtypes, values, sizes))
+
+
+def _streams(host: Host, region: Region, argtypes: list, values: list, counts: list):
+    """In host code: whether a launch pays streaming (streaming.worth_host_simd) and its
+    arrays are laid out as the streaming kernel assumes."""
+    builder = host.builder
+    condition = builder.icmp_signed(">=", counts[-1], host.int64(streaming.CHUNK))
+    nbytes = host.int64(0)
+    for position, param in enumerate(region.params.values()):
+        if isinstance(param.type, types.Array):
+            array = values[position]
+            condition = builder.and_(condition, host.laid_out(param.type, array))
+            nbytes = builder.add(nbytes, host.nbytes(param.type, array))
+    worth = builder.icmp_signed(">=", nbytes, host.int64(streaming.streaming_bytes()))
+    return builder.and_(condition, worth)
+
+
+def _compiled_where(host: Host, condition, kernel, argtypes: list):
+    """In host code: `condition`, and then whether `kernel` compiles for `argtypes` (compiled
+    on the first launch that asks, streaming.usable)."""
+    usable = streaming.usable(kernel, argtypes)
+    answer = host.variable(cgutils.false_bit)
+    with host.if_then(condition):
+        compiled, _ = host.call(usable, [], [])
+        host.builder.store(compiled, answer)
+    return host.builder.load(answer)

@@ -121,9 +121,10 @@ def template(region: Region, name: str, outer_params: list[str], level_index):
 
 
 class Usable:
-    """Whether a streaming kernel compiled as host SIMD for its argument types: compiled on the
-    first launch that would take it (a loop that never outgrows the cache compiles none), and a
-    kernel the compiler refuses is never launched (the plain kernel runs instead)."""
+    """Whether a kernel compiled for its argument types: compiled on the first launch that
+    would take it (a loop that never outgrows the cache compiles no streaming kernel, one
+    whose arrays never fit no flat kernel: flat.py), and a streaming kernel the host-SIMD
+    compiler refuses is never launched (the plain kernel runs instead)."""
 
     def __init__(self, kernel, argtypes: list):
         self.kernel = kernel
