@@ -80,8 +80,10 @@ def neighbours_in_row_loop(a, v, out):
 
 def row_written_element_wise(a, x, out):
     for i in prange(a.shape[0]):
+        s = a.dtype.type(0)  # carried from column to column: not a promoted loop
         for j in range(a.shape[1]):
-            out[i, j] = a[i, j] * x[j] + 1
+            s += a[i, j] * x[j]
+            out[i, j] = s
 
 
 def no_inner_loop(a, out):
@@ -140,4 +142,5 @@ def test_rows_written_element_wise_are_row_loops(rows, columns, dtype):
     out = dpnp.zeros((rows, columns), dtype=dtype, device=CPU)
     ROW_WRITES(dpnp.asarray(a, device=CPU), dpnp.asarray(x, device=CPU), out)
     assert loop_sub_group_sizes(ROW_WRITES) == {1}
-    np.testing.assert_allclose(dpnp.asnumpy(out), a * x + 1, rtol=1e-6)
+    expected = np.cumsum(a * x, axis=1, dtype=dtype)
+    np.testing.assert_allclose(dpnp.asnumpy(out), expected, rtol=1e-5)

@@ -204,6 +204,26 @@ class Host:
             expected = builder.mul(expected, size)
         return condition
 
+    def span(self, array_type, array) -> tuple[llvm.Value, llvm.Value]:
+        """The addresses [first, past the last) an array's elements lie in."""
+        builder = self.builder
+        proxy = self.context.make_array(array_type)(self.context, builder, array)
+        first = last = builder.ptrtoint(proxy.data, _I64)
+        shape = cgutils.unpack_tuple(builder, proxy.shape)
+        strides = cgutils.unpack_tuple(builder, proxy.strides)
+        for size, stride in zip(shape, strides):
+            reach = builder.mul(builder.sub(size, self.int64(1)), stride)
+            first = builder.add(first, self.min(reach, self.int64(0)))
+            last = builder.add(last, self.max(reach, self.int64(0)))
+        return first, builder.add(last, self.int64(self.itemsize(array_type)))
+
+    def overlap(self, a: tuple, b: tuple) -> llvm.Value:
+        """Whether two spans share an address."""
+        builder = self.builder
+        return builder.and_(
+            builder.icmp_unsigned("<", a[0], b[1]), builder.icmp_unsigned("<", b[0], a[1])
+        )
+
     def nbytes(self, array_type, array) -> llvm.Value:
         """The bytes of an array's elements (its size times its itemsize)."""
         proxy = self.context.make_array(array_type)(self.context, self.builder, array)

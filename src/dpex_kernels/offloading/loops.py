@@ -1,5 +1,7 @@
 """prange loops as Numba's parfor passes take them.
 
+First the `range` loops that promotion.py finds independent become prange loops.
+
 Numba's parallel compiler takes `prange(stop)` and `prange(start, stop)` only: a step other than
 1 is its UnsupportedRewriteError. Here `for i in prange(start, stop, step)` becomes a loop over
 `prange(count)` whose index is `start + k * step` (count as range counts, a zero step range's
@@ -20,6 +22,7 @@ from numba.core.ir_utils import build_definitions, mk_unique_var
 from numba.core.typing.templates import signature
 
 from ..errors import KernelCompileError
+from . import promotion
 from .ir_values import resolve
 
 
@@ -181,4 +184,6 @@ class PrangeLoops(FunctionPass):
         FunctionPass.__init__(self)
 
     def run_pass(self, state):
-        return rewrite(state.func_ir, state.func_id.func_name)
+        promoted = promotion.promote(state.func_ir)
+        state.metadata[promotion.PROMOTED] = promoted
+        return rewrite(state.func_ir, state.func_id.func_name) or bool(promoted)

@@ -8,7 +8,7 @@ n - 1)` indexes `1 + id`: the runtime sees neighbouring work-items read neighbou
 
 from __future__ import annotations
 
-from numba.core import cgutils, types
+from numba.core import cgutils, ir, types
 
 from .._runtime import device_by_canonical_name
 from ..compiler.backend import host_simd
@@ -20,6 +20,11 @@ from .regions import Region
 
 #: Levels a launch range holds; deeper levels loop in each work-item.
 RANGE_LEVELS = 3
+#: The shortest promoted level (promotion.py) a launch runs as a level of the range: a shorter
+#: one fills too few of the CPU runtime's vector lanes (2^22 float64 `out[i, j] = a[i, j] * 2.0
+#: + 1.0` over 3 columns: 15 ms as a 2-D range, 5.6 ms as a loop of each work-item; 16 columns
+#: 3.4-5.1 against 7.1 ms; 64 columns 1.7-2.9 against 7.6 ms).
+PROMOTED_MIN = 16
 
 
 def takes(region: Region) -> bool:
@@ -34,21 +39,21 @@ def level_index(level, position: codegen.Expr, k: int) -> codegen.Expr:
     return scaled if start == 0 else op(start, "+", scaled)
 
 
-def bound_params(region: Region) -> list[str]:
+def bound_params(region: Region, ranged: int = RANGE_LEVELS) -> list[str]:
     """The template parameters a nest's bounds need: non-constant starts and steps, and the
-    counts of the levels past the range."""
+    counts of the levels past the range's first `ranged`."""
     names = []
     for k, level in enumerate(region.levels):
         if not isinstance(level.start, int):
             names.append(f"_dk_lo{k}")
         if not isinstance(level.step, int):
             names.append(f"_dk_st{k}")
-        if k >= RANGE_LEVELS:
+        if k >= ranged:
             names.append(f"_dk_n{k}")
     return names
 
 
-def bound_values(host: Host, region: Region, counts: list) -> list:
+def bound_values(host: Host, region: Region, counts: list, ranged: int = RANGE_LEVELS) -> list:
     """The values of bound_params, in the same order."""
     values = []
     for k, level in enumerate(region.levels):
@@ -56,7 +61,7 @@ def bound_values(host: Host, region: Region, counts: list) -> list:
             values.append(host.bound(level.start))
         if not isinstance(level.step, int):
             values.append(host.bound(level.step))
-        if k >= RANGE_LEVELS:
+        if k >= ranged:
             values.append(counts[k])
     return values
 
@@ -71,14 +76,14 @@ def rebuild_tuples(region: Region) -> list:
     ]
 
 
-def template(region: Region, name: str):
-    """The kernel template of a plain nest (see the module docstring)."""
+def template(region: Region, name: str, ranged: int = RANGE_LEVELS):
+    """The kernel template of a plain nest (see the module docstring), its first `ranged`
+    levels from the range."""
     body = rebuild_tuples(region)
-    ranged = region.levels[:RANGE_LEVELS]
-    for k, level in enumerate(ranged):
+    for k, level in enumerate(region.levels[:ranged]):
         body.append(assign(level.index, level_index(level, call(api("get_global_id"), k), k)))
     inner = [codegen.sentinel()]
-    for k in reversed(range(RANGE_LEVELS, len(region.levels))):
+    for k in reversed(range(ranged, len(region.levels))):
         level = region.levels[k]
         position = f"_dk_k{k}"
         inner = [
@@ -88,13 +93,13 @@ def template(region: Region, name: str):
                 [assign(level.index, level_index(level, position, k)), *inner],
             )
         ]
-    params = [*region.params, *bound_params(region)]
+    params = [*region.params, *bound_params(region, ranged)]
     return codegen.function(name, params, body + inner, region.line)
 
 
-def reserved(region: Region) -> set[str]:
+def reserved(region: Region, ranged: int = RANGE_LEVELS) -> set[str]:
     """The names a template shares with the body."""
-    names = {*region.params, *bound_params(region), *region.tuples}
+    names = {*region.params, *bound_params(region, ranged), *region.tuples}
     names |= {level.index for level in region.levels}
     return names | {r.name for r in region.reductions}
 
@@ -103,9 +108,10 @@ def kernel_name(region: Region, what: str) -> str:
     return f"{region.function}_{what}_line{region.line}"
 
 
-def kernel_types(region: Region) -> list:
+def kernel_types(region: Region, ranged: int = RANGE_LEVELS) -> list:
     """The argument types of a nest's kernel: its parameters', then its bounds'."""
-    return [p.type for p in region.params.values()] + [types.int64] * len(bound_params(region))
+    bounds = [types.int64] * len(bound_params(region, ranged))
+    return [p.type for p in region.params.values()] + bounds
 
 
 def _viewed(region: Region) -> bool:
@@ -142,18 +148,19 @@ def _plain(region: Region, what: str, cache: bool) -> RegionKernel:
 
 def kernels(region: Region, cache: bool) -> list:
     """[the nest's kernel, its streaming kernel or None, its kernel of broadcast views or None,
-    its flat kernel or None]: the first and third compiled for their argument types (an
-    expression reading broadcast views has its plain kernel compiled for C-contiguous arrays,
-    which launches take where no view repeats), the second and fourth on the first launch that
-    would take them (streaming.py, flat.py)."""
+    its flat kernel or None, its sequential kernel or None]: the first and third compiled for
+    their argument types (an expression reading broadcast views has its plain kernel compiled
+    for C-contiguous arrays, which launches take where no view repeats), the others on the
+    first launch that would take them (streaming.py, flat.py, `_sequential`)."""
     kernel = _plain(region, "loop", cache)
     takes_flat = flat.takes(region) and not region.tuples
     flat_kernel = flat.kernel(region, kernel_name(region, "flat"), cache) if takes_flat else None
+    sequential = _sequential(region, cache) if region.promoted else None
     if _viewed(region):
         kernel.compile(types.void(*_contiguous(kernel_types(region))))
         general = _plain(region, "broadcast", cache)
         general.compile(types.void(*kernel_types(region)))
-        return [kernel, None, general, flat_kernel]
+        return [kernel, None, general, flat_kernel, sequential]
     kernel.compile(types.void(*kernel_types(region)))
     stream = None
     if streaming.eligible(region, RANGE_LEVELS) and not region.raises:
@@ -169,34 +176,86 @@ def kernels(region: Region, cache: bool) -> list:
             cache=cache,
             host_simd_mode=host_simd.STREAM,
         )
-    return [kernel, stream, None, flat_kernel]
+    return [kernel, stream, None, flat_kernel, sequential]
+
+
+def _sequential(region: Region, cache: bool) -> RegionKernel:
+    """A promoted nest's kernel with its innermost level a loop of each work-item, in order, as
+    the user wrote it (promotion.py): for launches whose arrays overlap one the loop writes,
+    or whose innermost level is shorter than PROMOTED_MIN."""
+    ranged = len(region.levels) - 1
+    return RegionKernel(
+        template(region, kernel_name(region, "sequential"), ranged),
+        region.body,
+        reserved(region, ranged),
+        filename=region.filename,
+        describe=region.describe,
+        cache=cache,
+        debug=region.raises,
+    )
+
+
+def _written(region: Region) -> set[str]:
+    """The array parameters the body stores into."""
+    return {
+        stmt.target.name
+        for block in region.body.values()
+        for stmt in block.body
+        if isinstance(stmt, (ir.SetItem, ir.StaticSetItem)) and stmt.target.name in region.arrays
+    }
+
+
+def _overlapping(host: Host, region: Region, values: list):
+    """In host code: whether an array the body writes shares memory with another array."""
+    spans = {
+        name: host.span(param.type, values[position])
+        for position, (name, param) in enumerate(region.params.items())
+        if isinstance(param.type, types.Array)
+    }
+    found = host.int1(False)
+    for written in sorted(_written(region)):
+        for name, span in spans.items():
+            if name != written:
+                found = host.builder.or_(found, host.overlap(spans[written], span))
+    return found
 
 
 def launch(lowerer, region: Region, kernels: list) -> None:
-    """The host code of the nest's launch: nothing for an empty range, else the streaming
-    kernel where it compiled and pays (streaming.py), else the flat kernel where the arrays fit
-    (flat.py), else the plain kernel (for C-contiguous arrays where a kernel of broadcast views
-    takes the others)."""
-    kernel, stream, general, flat_kernel = kernels
+    """The host code of the nest's launch: nothing for an empty range; for a promoted nest
+    whose arrays overlap one it writes, its sequential kernel; else the streaming kernel where
+    it compiled and pays (streaming.py), the flat kernel where the arrays fit (flat.py), the
+    sequential kernel where the promoted level is short, or the plain kernel (for C-contiguous
+    arrays where a kernel of broadcast views takes the others)."""
+    kernel, stream, general, flat_kernel, sequential = kernels
     host = Host(lowerer)
     builder = lowerer.builder
     counts = host.trip_counts(region.levels)
     values, argtypes = host.params(region)
+    params = list(values)
     values += bound_values(host, region, counts)
     argtypes = kernel_types(region)
     sizes = counts[:RANGE_LEVELS]
     with host.if_then(host.all_positive(counts)):
+        overlaps = _overlapping(host, region, params) if sequential else host.int1(False)
+        free = builder.not_(overlaps)
         streams = host.int1(False)
         if stream is not None:
             stream_types = [*argtypes, types.int64]
-            condition = _streams(host, region, argtypes, values, counts)
+            condition = builder.and_(free, _streams(host, region, argtypes, values, counts))
             streams = _compiled_where(host, condition, stream, stream_types)
         flattens = host.int1(False)
         if flat_kernel is not None:
-            condition = builder.and_(
-                builder.not_(streams), flat.fits(host, argtypes, values, counts)
-            )
+            fits = builder.and_(free, flat.fits(host, argtypes, values, counts))
+            condition = builder.and_(builder.not_(streams), fits)
             flattens = _compiled_where(host, condition, flat_kernel, flat.flat_types(argtypes))
+        in_order = host.int1(False)
+        if sequential is not None:
+            ranged = len(region.levels) - 1
+            short = builder.icmp_signed("<", counts[-1], host.int64(PROMOTED_MIN))
+            taken = builder.or_(streams, flattens)
+            condition = builder.or_(overlaps, builder.and_(short, builder.not_(taken)))
+            in_order_types = kernel_types(region, ranged)
+            in_order = _compiled_where(host, condition, sequential, in_order_types)
         with host.if_else(streams) as (streamed, not_streamed):
             with streamed:
                 if stream is not None:
@@ -206,15 +265,24 @@ def launch(lowerer, region: Region, kernels: list) -> None:
                     stream_values = [*values, counts[-1]]
                     stream_sizes = [*sizes[:-1], chunks]
                     host.wait(host.launch(stream, stream_types, stream_values, stream_sizes))
-            with not_streamed, host.if_else(flattens) as (flattened, nested):
+            with not_streamed, host.if_else(flattens) as (flattened, not_flattened):
                 with flattened:
                     if flat_kernel is not None:
                         total = host.product(counts)
                         flat_values = flat.flat_values(host, argtypes, values, total)
                         flat_types = flat.flat_types(argtypes)
                         host.wait(host.launch(flat_kernel, flat_types, flat_values, [total]))
-                with nested:
-                    _launch_nest(host, region, kernel, general, argtypes, values, sizes)
+                with not_flattened, host.if_else(in_order) as (ordered, nested):
+                    with ordered:
+                        if sequential is not None:
+                            in_order_values = params + bound_values(host, region, counts, ranged)
+                            in_order_sizes = counts[:ranged]
+                            launched = host.launch(
+                                sequential, in_order_types, in_order_values, in_order_sizes
+                            )
+                            host.wait(launched)
+                    with nested:
+                        _launch_nest(host, region, kernel, general, argtypes, values, sizes)
 
 
 def _launch_nest(host: Host, region: Region, kernel, general, argtypes, values, sizes) -> None:

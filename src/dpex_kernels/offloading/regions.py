@@ -33,6 +33,7 @@ from ..compiler.functions import DeviceFunction
 from ..compiler.kernel_api.memory import private_array
 from ..errors import KernelCompileError
 from ..types.usm_array_type import USMArrayType
+from . import promotion
 from .ir_values import resolve
 
 #: Reduction operators of Numba's reduce nodes.
@@ -98,6 +99,8 @@ class Region:
     #: host statements of a merged prange nest's outer bodies (its inner bounds), lowered first
     hoisted: list[ir.Stmt] = field(default_factory=list)
     raises: bool = False
+    #: whether the innermost level was a `range` loop promotion.py made a level
+    promoted: bool = False
 
     def error(self, problem: str) -> KernelCompileError:
         return KernelCompileError(
@@ -159,9 +162,11 @@ def analyse(lowerer, parfor) -> Region:
         reductions=[],
         body={},
     )
-    region.hoisted, copies, body, nests = _merge_perfect_nest(
-        parfor.loop_body, list(parfor.loop_nests)
+    region.hoisted, copies, body, nests, innermost = _merge_perfect_nest(
+        parfor.loop_body, list(parfor.loop_nests), parfor
     )
+    promoted = lowerer.metadata.get(promotion.PROMOTED, ())
+    region.promoted = innermost is not parfor and innermost.loc.line in promoted
     region.kind = _kind(parfor, len(nests), lowerer.metadata.get("dk_offload_calls", {}))
     body = copy_blocks(body)  # the kernel's, renamed below; the host's stays as it is
     body = _sequential_nested_parfors(body, typemap, lowerer.fndesc.calltypes)
@@ -378,10 +383,10 @@ def _reduction_op(region: Region, info, func_ir) -> str:
     raise region.error("reduces with an operator a device reduction lacks (+, -, *, /, min, max)")
 
 
-def _merge_perfect_nest(body, nests):
+def _merge_perfect_nest(body, nests, parfor):
     """A prange nest whose outer body is only its inner bounds and the inner prange loop is one
     region over all its levels (up to 3): (host statements, the copies of outer indices the
-    inner body reads, innermost body, levels)."""
+    inner body reads, innermost body, levels, innermost parfor merged)."""
     hoisted: list = []
     copies: list = []
     while len(nests) < 3:
@@ -416,7 +421,8 @@ def _merge_perfect_nest(body, nests):
         copies += index_copies
         nests = nests + list(inner.loop_nests)
         body = inner.loop_body
-    return hoisted, copies, body, nests
+        parfor = inner
+    return hoisted, copies, body, nests, parfor
 
 
 def _pure(stmt, indices: set) -> bool:

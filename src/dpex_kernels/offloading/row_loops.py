@@ -43,6 +43,7 @@ def walks_rows(region: Region) -> bool:
     innermost = innermost_loop_blocks(region.body)
     definitions = build_definitions(region.body)
     lane = _copies(region.body, region.levels[-1].index)
+    outer = [_copies(region.body, level.index) for level in region.levels[:-1]]
     rows = False
     for label in in_loops:
         for stmt in region.body[label].body:
@@ -57,8 +58,18 @@ def walks_rows(region: Region) -> bool:
             stores = isinstance(stmt, (ir.SetItem, ir.StaticSetItem))
             if where == "before last" and stores and label not in innermost:
                 return False  # a row written after an inner loop: a product's, vectors win
-            rows |= where == "before last"
+            rows |= where == "before last" and not _reused(index, outer, definitions)
     return rows
+
+
+def _reused(index: ir.Var, outer: list[set[str]], definitions: dict) -> bool:
+    """Whether an index leaves out an outer level's index: the elements it reads are read
+    again in every iteration of that level, from the caches (pairwise distance's `x2[j, k]`
+    over a 2-D range: 7.5-9.8 ms vectorised, 10.9-12.9 ms as row loops)."""
+    values = definitions.get(index.name) or []
+    tuple_ = len(values) == 1 and isinstance(values[0], ir.Expr) and values[0].op == "build_tuple"
+    items = {item.name for item in values[0].items} if tuple_ else {index.name}
+    return any(not (copies & items) for copies in outer)
 
 
 def _copies(blocks: dict[int, ir.Block], name: str) -> set[str]:
