@@ -1,8 +1,9 @@
 """Promoted loops (offloading/promotion.py): a `range` loop that is the whole body of a prange
 loop, with independent iterations, is a level of the nest's range; loops whose iterations
 depend on each other stay loops of each work-item; a call whose arrays overlap one the loop
-writes, or whose promoted level is short, runs the loop in order in each work-item. Results
-are those of the same function run as plain Python on NumPy arrays."""
+writes, whose promoted level is short, or whose element-wise body cannot run flat, runs the
+loop in order in each work-item. Results are those of the same function run as plain Python
+on NumPy arrays."""
 
 from __future__ import annotations
 
@@ -33,7 +34,16 @@ def pairwise(x1, x2, out):
 def shifted(a, out):
     for i in prange(a.shape[0]):
         for j in range(1, a.shape[1]):
-            out[i, j] = a[i, j - 1] + 1
+            s = 0.0
+            for _ in range(2):  # a loop of its own: a 2-D range where nothing overlaps
+                s += a[i, j - 1]
+            out[i, j] = s / 2 + 1
+
+
+def scaled_row(a, x, out):
+    for i in prange(a.shape[0]):
+        for j in range(a.shape[1]):
+            out[i, j] = a[i, j] * x[j]
 
 
 def running_sum(a, out):
@@ -165,3 +175,10 @@ def test_promoted_results_are_python_s(rows, columns, features, dtype):
     PAIRWISE(dpnp.asarray(x1, device=CPU), dpnp.asarray(x2, device=CPU), out)
     expected = np.sqrt(((x1[:, None, :] - x2[None, :, :]) ** 2).sum(axis=-1))
     np.testing.assert_allclose(dpnp.asnumpy(out), expected, rtol=1e-5)
+
+
+def test_an_element_wise_row_that_cannot_run_flat_runs_in_order():
+    a, x = np.arange(4.0 * 40).reshape(4, 40), np.arange(40.0)
+    function, got, expected = run(scaled_row, a, x, np.zeros((4, 40)))
+    np.testing.assert_array_equal(got, expected)
+    assert launched(function) == {"sequential"}  # rows written element-wise: row loops

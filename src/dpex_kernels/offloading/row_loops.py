@@ -30,20 +30,25 @@ from .ir_values import resolve
 from .regions import Region, innermost_loop_blocks, loop_blocks
 
 
-def walks_rows(region: Region) -> bool:
+def walks_rows(region: Region, innermost_looped: bool = False) -> bool:
     """Whether the region's work-items each read or write rows of their own in its sequential
     loops (an index with the lane's loop index before its last position), where those loops
     write no such row after an inner loop, read nothing neighbouring work-items read side by
-    side (the lane's index last) and call no math function (see the module docstring)."""
-    if not region.levels:
+    side (the lane's index last) and call no math function (see the module docstring). With
+    `innermost_looped`, the innermost level is such a loop around the whole body (a promoted
+    level run in order: ranges.py) and the level around it the lane."""
+    levels = region.levels[:-1] if innermost_looped else region.levels
+    if not levels:
         return False
-    in_loops = loop_blocks(region.body)
+    in_loops = set(region.body) if innermost_looped else loop_blocks(region.body)
     if not in_loops:
         return False
     innermost = innermost_loop_blocks(region.body)
+    if innermost_looped and not innermost:
+        innermost = set(region.body)
     definitions = build_definitions(region.body)
-    lane = _copies(region.body, region.levels[-1].index)
-    outer = [_copies(region.body, level.index) for level in region.levels[:-1]]
+    lane = _copies(region.body, levels[-1].index)
+    outer = [_copies(region.body, level.index) for level in levels[:-1]]
     rows = False
     for label in in_loops:
         for stmt in region.body[label].body:
