@@ -1,5 +1,6 @@
 """What a variable of a function's Numba IR holds, where the IR alone says: the one resolver
-of the offload passes (prange bounds, dpnp names, private arrays, reductions)."""
+of the offload passes (prange bounds, dpnp names, private arrays, reductions), and the copies
+of a variable (row loops, promoted loops)."""
 
 from __future__ import annotations
 
@@ -27,3 +28,22 @@ def resolve(definitions: dict, var: ir.Var, func_ir: ir.FunctionIR | None = None
             return None if base is None else getattr(base, value.attr, None)
         return None
     return None
+
+
+def copies(blocks: dict[int, ir.Block], name: str) -> set[str]:
+    """`name` and the variables of `blocks` that are plain copies of it."""
+    names = {name}
+    changed = True
+    while changed:
+        changed = False
+        for block in blocks.values():
+            for stmt in block.body:
+                if (
+                    isinstance(stmt, ir.Assign)
+                    and isinstance(stmt.value, ir.Var)
+                    and stmt.value.name in names
+                    and stmt.target.name not in names
+                ):
+                    names.add(stmt.target.name)
+                    changed = True
+    return names

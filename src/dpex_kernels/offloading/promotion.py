@@ -26,7 +26,7 @@ from numba.core import ir
 from numba.core.analysis import compute_cfg_from_blocks, compute_live_map, compute_use_defs
 from numba.core.ir_utils import build_definitions, mk_unique_var
 
-from .ir_values import resolve
+from .ir_values import copies, resolve
 
 #: state.metadata's key of the lines of the promoted loops.
 PROMOTED = "dk_promoted_lines"
@@ -65,23 +65,6 @@ def _iterated(header: ir.Block, definitions: dict) -> tuple[ir.Expr, str] | None
     return None
 
 
-def _copies(blocks: dict, labels: set, name: str) -> set[str]:
-    names, changed = {name}, True
-    while changed:
-        changed = False
-        for label in labels:
-            for stmt in blocks[label].body:
-                if (
-                    isinstance(stmt, ir.Assign)
-                    and isinstance(stmt.value, ir.Var)
-                    and stmt.value.name in names
-                    and stmt.target.name not in names
-                ):
-                    names.add(stmt.target.name)
-                    changed = True
-    return names
-
-
 def _position(index: ir.Var, indices: set[str], definitions: dict) -> int | None:
     """The position of the loop's index in an array index, or None where it is not an item."""
     if index.name in indices:
@@ -108,7 +91,7 @@ def _independent(blocks: dict, loop, index: str, definitions, func_ir, live) -> 
     back_edges = [label for label in body if loop.header in blocks[label].terminator.get_targets()]
     if len(loop.exits) != 1 or len(back_edges) != 1:
         return False  # break or continue: kept as written
-    indices = _copies(blocks, set(loop.body), index)
+    indices = copies({label: blocks[label] for label in loop.body}, index)
     assigned = {
         stmt.target.name
         for label in body

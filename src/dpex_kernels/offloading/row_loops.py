@@ -26,7 +26,7 @@ import numpy as np
 from numba.core import ir
 from numba.core.ir_utils import build_definitions
 
-from .ir_values import resolve
+from .ir_values import copies, resolve
 from .regions import Region, innermost_loop_blocks, loop_blocks
 
 
@@ -47,8 +47,8 @@ def walks_rows(region: Region, innermost_looped: bool = False) -> bool:
     if innermost_looped and not innermost:
         innermost = set(region.body)
     definitions = build_definitions(region.body)
-    lane = _copies(region.body, levels[-1].index)
-    outer = [_copies(region.body, level.index) for level in levels[:-1]]
+    lane = copies(region.body, levels[-1].index)
+    outer = [copies(region.body, level.index) for level in levels[:-1]]
     rows = False
     for label in in_loops:
         for stmt in region.body[label].body:
@@ -75,25 +75,6 @@ def _reused(index: ir.Var, outer: list[set[str]], definitions: dict) -> bool:
     tuple_ = len(values) == 1 and isinstance(values[0], ir.Expr) and values[0].op == "build_tuple"
     items = {item.name for item in values[0].items} if tuple_ else {index.name}
     return any(not (copies & items) for copies in outer)
-
-
-def _copies(blocks: dict[int, ir.Block], name: str) -> set[str]:
-    """`name` and the variables that are plain copies of it."""
-    names = {name}
-    changed = True
-    while changed:
-        changed = False
-        for block in blocks.values():
-            for stmt in block.body:
-                if (
-                    isinstance(stmt, ir.Assign)
-                    and isinstance(stmt.value, ir.Var)
-                    and stmt.value.name in names
-                    and stmt.target.name not in names
-                ):
-                    names.add(stmt.target.name)
-                    changed = True
-    return names
 
 
 def _index(stmt: ir.Stmt) -> ir.Var | None:
