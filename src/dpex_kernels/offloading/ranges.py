@@ -182,11 +182,12 @@ def kernels(region: Region, cache: bool) -> list:
 def _sequential(region: Region, cache: bool) -> RegionKernel:
     """A promoted nest's kernel with its innermost level a loop of each work-item, in order, as
     the user wrote it (promotion.py): for launches whose arrays overlap one the loop writes,
-    whose innermost level is shorter than PROMOTED_MIN, or, where its body has no loop of its
-    own, that take neither the streaming nor the flat kernel. Such a row, written element by
-    element, ran faster as a row loop than over a 2-D range (2^22 float64 `out[i, j] = a[i,
-    j] * x[j]`: 16 columns 1.5-1.7 against 3.1-3.8 ms, 256 columns 1.5-1.7 against 2.3-2.8
-    ms); with a loop of its own, a body did better over the 2-D range (pairwise distance)."""
+    whose innermost level is shorter than PROMOTED_MIN, or, where its body has neither a loop of
+    its own nor a math call, that take neither the streaming nor the flat kernel. Such a row,
+    written element by element, ran faster as a row loop than over a 2-D range (2^22 float64
+    `out[i, j] = a[i, j] * x[j]`: 16 columns 1.5-1.7 against 3.1-3.8 ms, 256 columns 1.5-1.7
+    against 2.3-2.8 ms); with a loop of its own or math, a body did better over the 2-D range
+    (pairwise distance 6.2 against 11.1 ms, rambo 9.7 against 16.0 ms)."""
     ranged = len(region.levels) - 1
     return RegionKernel(
         template(region, kernel_name(region, "sequential"), ranged),
@@ -257,8 +258,8 @@ def launch(lowerer, region: Region, kernels: list) -> None:
         if sequential is not None:
             ranged = len(region.levels) - 1
             short = builder.icmp_signed("<", counts[-1], host.int64(PROMOTED_MIN))
-            if not regions.has_loops(region.body):  # an element-wise row: see _sequential
-                short = host.int1(True)
+            if not (regions.has_loops(region.body) or row_loops.calls_math(region.body)):
+                short = host.int1(True)  # a row written element by element: see _sequential
             taken = builder.or_(streams, flattens)
             condition = builder.or_(overlaps, builder.and_(short, builder.not_(taken)))
             in_order_types = kernel_types(region, ranged)

@@ -104,6 +104,12 @@ def _lane_position(index: ir.Var, lane: set[str], definitions: dict) -> str:
     return "before last" if lane.intersection(items) else ""
 
 
+def calls_math(body: dict[int, ir.Block]) -> bool:
+    """Whether a loop body calls a math function anywhere (see `_calls_math`)."""
+    definitions = build_definitions(body)
+    return any(_calls_math(stmt, definitions) for block in body.values() for stmt in block.body)
+
+
 def _calls_math(stmt: ir.Stmt, definitions: dict) -> bool:
     """Whether a statement calls a math function (math's, a NumPy or dpnp ufunc) or raises to
     a power: what the runtime vectorises with its vector math library."""
