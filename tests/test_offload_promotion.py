@@ -182,3 +182,58 @@ def test_an_element_wise_row_that_cannot_run_flat_runs_in_order():
     function, got, expected = run(scaled_row, a, x, np.zeros((4, 40)))
     np.testing.assert_array_equal(got, expected)
     assert launched(function) == {"sequential"}  # rows written element-wise: row loops
+
+
+#: Statements a generated `j` loop body is made of: independent ones, and ones that carry a
+#: value between iterations or read another column of an array the loop writes.
+STATEMENTS = [
+    "out[i, j] = a[i, j] * 2.0 + b[i, j]",
+    "out[i, j] = a[i, j - 1] + 1.0",
+    "out[i, j] = out[i, j - 1] + a[i, j]",
+    "s = s + a[i, j]\n            out[i, j] = s",
+    "t = a[i, j] * 3.0\n            out[i, j] = t - b[i, j]",
+    "out[i, 0] = a[i, j]",
+    "b[i, j] = out[i, j] + 1.0",
+    "for k in range(2):\n                out[i, j] += a[i, k] * 0.5",
+    "out[i, j] = math.sqrt(abs(a[i, j])) + out[i, j]",
+]
+
+
+def generated(statements: list[int], start: int, after: bool):
+    """A function of `a, b, out` whose prange loop over rows holds a loop over columns made of
+    `statements`, defined from source text (as functions without a file are)."""
+    body = "\n            ".join(STATEMENTS[k] for k in statements)
+    tail = "\n        out[i, 0] = -1.0" if after else ""
+    source = (
+        "def f(a, b, out):\n"
+        "    for i in prange(a.shape[0]):\n"
+        "        s = 0.0\n"
+        f"        for j in range({start}, a.shape[1]):\n"
+        f"            {body}"
+        f"{tail}\n"
+    )
+    namespace = {"prange": prange, "math": math}
+    exec(compile(source, "<generated>", "exec"), namespace)
+    return namespace["f"]
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    statements=st.lists(st.integers(0, len(STATEMENTS) - 1), min_size=1, max_size=3),
+    start=st.sampled_from([0, 1]),
+    after=st.booleans(),
+    columns=st.sampled_from([5, PROMOTED_MIN + 4]),
+    aliasing=st.sampled_from(["none", "out is a", "b is out"]),
+)
+def test_generated_loops_give_python_s_results(statements, start, after, columns, aliasing):
+    """Promoted or not, on separate or shared arrays: the result of plain Python."""
+    python_function = generated(statements, start, after)
+    rng = np.random.default_rng(columns * 7 + start)
+    values = [rng.random((3, columns)) for _ in range(3)]
+    shared = {"none": (0, 1, 2), "out is a": (0, 1, 0), "b is out": (0, 2, 2)}[aliasing]
+    on_device = [dpnp.asarray(v, device=CPU) for v in values]
+    dk.offload(python_function)(*(on_device[k] for k in shared))
+    expected = [np.copy(v) for v in values]
+    python_function(*(expected[k] for k in shared))
+    for got, want in zip(on_device, expected):
+        np.testing.assert_allclose(dpnp.asnumpy(got), want, rtol=1e-12)
