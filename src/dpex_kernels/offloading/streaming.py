@@ -14,9 +14,11 @@ launched.
 
 from __future__ import annotations
 
+import ctypes
 import functools
 from pathlib import Path
 
+from llvmlite import ir as llvm
 from numba.core import cgutils, types
 from numba.core.extending import intrinsic
 from numba.core.typing.templates import signature
@@ -124,21 +126,21 @@ class Usable:
     """Whether a kernel compiled for its argument types: compiled on the first launch that
     would take it (a loop that never outgrows the cache compiles no streaming kernel, one
     whose arrays never fit no flat kernel: flat.py), and a streaming kernel the host-SIMD
-    compiler refuses is never launched (the plain kernel runs instead)."""
+    compiler refuses is never launched (the plain kernel runs instead). `known` holds the
+    answer for compiled code to read (0: not asked yet, 1: usable, 2: not)."""
 
     def __init__(self, kernel, argtypes: list):
         self.kernel = kernel
         self.signature = types.void(*argtypes)
-        self.answer: bool | None = None
+        self.known = ctypes.c_int8(0)
 
-    def __call__(self) -> bool:
-        if self.answer is None:
+    def __call__(self) -> None:
+        if self.known.value == 0:
             try:
                 self.kernel.compile(self.signature)
-                self.answer = True
+                self.known.value = 1
             except host_simd.Refusal:
-                self.answer = False
-        return self.answer
+                self.known.value = 2
 
 
 #: Every Usable compiled code may call (kept alive: compiled code holds their addresses).
@@ -146,28 +148,30 @@ _CALLBACKS: list = []
 
 
 def usable(kernel, argtypes: list):
-    """An intrinsic () -> bool: Usable(kernel, argtypes)(), called from compiled host code
-    (with the GIL) only when a launch would stream."""
+    """An intrinsic () -> bool: whether `kernel` is usable (Usable), read from its answer;
+    only the first launch that asks calls into Python (with the GIL) to compile it."""
     check = Usable(kernel, argtypes)
     _CALLBACKS.append(check)
 
     @intrinsic
     def ask(typingctx):
         def codegen(context, builder, sig, args):
-            pyapi = context.get_python_api(builder)
-            gil = pyapi.gil_ensure()
-            fn = context.add_dynamic_addr(builder, id(check), info="offload streaming check")
-            answer = pyapi.call_function_objargs(fn, [])
-            failed = cgutils.is_null(builder, answer)
-            result = cgutils.alloca_once_value(builder, cgutils.false_bit)
-            with builder.if_then(builder.not_(failed), likely=True):
-                truth = pyapi.object_istrue(answer)
-                builder.store(builder.icmp_signed("!=", truth, truth.type(0)), result)
-                pyapi.decref(answer)
-            pyapi.gil_release(gil)
-            with builder.if_then(failed, likely=False):
-                context.call_conv.return_exc(builder)
-            return builder.load(result)
+            address = ctypes.addressof(check.known)
+            known = context.add_dynamic_addr(builder, address, info="offload kernel usable")
+            known = builder.bitcast(known, llvm.IntType(8).as_pointer())
+            unasked = builder.icmp_unsigned("==", builder.load(known), known.type.pointee(0))
+            with builder.if_then(unasked, likely=False):
+                pyapi = context.get_python_api(builder)
+                gil = pyapi.gil_ensure()
+                fn = context.add_dynamic_addr(builder, id(check), info="offload kernel compile")
+                answer = pyapi.call_function_objargs(fn, [])
+                failed = cgutils.is_null(builder, answer)
+                with builder.if_then(builder.not_(failed), likely=True):
+                    pyapi.decref(answer)
+                pyapi.gil_release(gil)
+                with builder.if_then(failed, likely=False):
+                    context.call_conv.return_exc(builder)
+            return builder.icmp_unsigned("==", builder.load(known), known.type.pointee(1))
 
         return signature(types.boolean), codegen
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from . import declares
 
 #: Sections of several declarations' docstrings, written once (see declares).
-_UPDATE_PARAMETERS = """\
+_ELEMENT_PARAMETERS = """\
 Parameters
 ----------
 arr : array
@@ -14,9 +14,14 @@ arr : array
 idx : int or tuple of int
     The element's index: an integer for a 1-d array, a tuple of integers for an n-d one;
     negative indices count from the end.
+"""
+_UPDATE_PARAMETERS = (
+    _ELEMENT_PARAMETERS
+    + """\
 val : int, float or bool
     The operand, converted to the array's dtype.
 """
+)
 _ELEMENT_RAISES = """\
 Raises
 ------
@@ -184,7 +189,7 @@ def atomic_exchange(arr, idx, val, /):
     """
 
 
-@declares("dk.atomic.compare_exchange", raises=_ELEMENT_RAISES)
+@declares("dk.atomic.compare_exchange", element=_ELEMENT_PARAMETERS, raises=_ELEMENT_RAISES)
 def atomic_compare_exchange(arr, idx, expected, desired, /):
     """Store `desired` in ``arr[idx]`` only if it holds `expected`, atomically.
 
@@ -192,14 +197,7 @@ def atomic_compare_exchange(arr, idx, expected, desired, /):
     while another work-item changed the element in between. Floats are compared by their bits
     (``-0.0`` is not ``0.0``; a NaN equals the same NaN). Ordering is relaxed.
 
-    Parameters
-    ----------
-    arr : array
-        A USM array argument or a ``dk.local.array`` of int32, int64, uint32, uint64, float32
-        or float64.
-    idx : int or tuple of int
-        The element's index: an integer for a 1-d array, a tuple of integers for an n-d one;
-        negative indices count from the end.
+    {element}
     expected : int, float or bool
         The value the element must hold for the store to happen (converted to the dtype).
     desired : int, float or bool

@@ -5,7 +5,7 @@ from __future__ import annotations
 from . import declares
 
 #: Sections of several declarations' docstrings, written once (see declares).
-_COLLECTIVE_PARAMETERS = """\
+_GROUP_AND_VALUE = """\
 Parameters
 ----------
 group : group or sub-group
@@ -13,6 +13,10 @@ group : group or sub-group
     work-item of it must make the call.
 x : int, float or bool
     This work-item's value.
+"""
+_COLLECTIVE_PARAMETERS = (
+    _GROUP_AND_VALUE
+    + """\
 init_or_op : GroupOperation or scalar
     With three arguments, the operation: ``dk.plus``, ``dk.multiplies``, ``dk.minimum``,
     ``dk.maximum``, ``dk.bit_and``, ``dk.bit_or``, ``dk.bit_xor`` (integers),
@@ -21,6 +25,7 @@ init_or_op : GroupOperation or scalar
 op : GroupOperation, optional
     With four arguments, the operation.
 """
+)
 _COLLECTIVE_RAISES = """\
 Raises
 ------
@@ -92,19 +97,15 @@ def reduce_over_group(group, x, init_or_op, op=None, /):
     """
 
 
-@declares("dk.inclusive_scan_over_group", raises=_COLLECTIVE_RAISES)
+@declares(
+    "dk.inclusive_scan_over_group", group_and_value=_GROUP_AND_VALUE, raises=_COLLECTIVE_RAISES
+)
 def inclusive_scan_over_group(group, x, op, init=None, /):
     """Combine the values of the group's work-items up to this one, this one's included.
 
     A prefix sum (for ``dk.plus``) in the order of the work-items' linear local ids.
 
-    Parameters
-    ----------
-    group : group or sub-group
-        ``item.get_group()`` or ``item.get_sub_group()`` of the kernel's nd-item; every
-        work-item of it must make the call.
-    x : int, float or bool
-        This work-item's value.
+    {group_and_value}
     op : GroupOperation
         The operation, ``dk.plus``, ``dk.multiplies``, ``dk.minimum``, ``dk.maximum``,
         ``dk.bit_and``, ``dk.bit_or``, ``dk.bit_xor`` (integers), ``dk.logical_and`` or
