@@ -401,14 +401,40 @@ def _instructions(spirv: bytes) -> list[tuple[int, int]]:
 
 
 def _normalised_spirv(text: str) -> str:
-    """A disassembly with its ids numbered in order of appearance, without debug names."""
-    names: dict[str, str] = {}
+    """A disassembly with its ids numbered in order of appearance, without debug names.
+
+    The back end declares the built-in variables in an order that varies from one process to
+    the next, so they keep their names and the lines that declare them are sorted in place."""
     lines = [
-        line
+        line.strip()
         for line in text.splitlines()
         if not line.startswith("; Bound") and not re.search(r"\bOp(Name|Source|String)\b", line)
     ]
-    return _ID.sub(lambda m: names.setdefault(m.group(0), f"%i{len(names)}"), "\n".join(lines))
+    declarations = [
+        n
+        for n, line in enumerate(lines)
+        if re.match(r"(OpDecorate %__spirv_BuiltIn|%__spirv_BuiltIn\w+ = OpVariable)", line)
+    ]
+    for n, line in zip(declarations, sorted((lines[n] for n in declarations), key=_declared_first)):
+        lines[n] = line
+    lines = [_sorted_interface(line) if line.startswith("OpEntryPoint") else line for line in lines]
+    names: dict[str, str] = {}
+
+    def rename(match: re.Match) -> str:
+        if match.group(0).startswith("%__spirv_BuiltIn"):
+            return match.group(0)
+        return names.setdefault(match.group(0), f"%i{len(names)}")
+
+    return _ID.sub(rename, "\n".join(lines))
+
+
+def _declared_first(line: str) -> tuple[bool, str]:
+    return (not line.startswith("OpDecorate"), line)
+
+
+def _sorted_interface(entry_point: str) -> str:
+    head, quote, interface = entry_point.rpartition('"')
+    return head + quote + " " + " ".join(sorted(interface.split()))
 
 
 @pytest.mark.parametrize("pair", range(4))
