@@ -53,3 +53,12 @@ def cpu_device():
     if not devices:
         pytest.skip("no OpenCL CPU device visible")
     return devices[0]
+
+
+def launched(offloaded) -> set[str]:
+    """The kernels an offloaded function launched so far, by name without the line."""
+    return {
+        k.name.split("_line")[0]
+        for k in offloaded.inspect_kernels()
+        if k.kernel.definitions[k.signature].bindings
+    }

@@ -8,21 +8,12 @@ from __future__ import annotations
 import dpnp
 import numpy as np
 import pytest
-from conftest import CPU
+from conftest import CPU, launched
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from numba import prange
 
 import dpex_kernels as dk
-
-
-def launched(function) -> set[str]:
-    """The kernels of `function` launched so far, by name without the line."""
-    return {
-        k.name.split("_line")[0]
-        for k in function.inspect_kernels()
-        if k.kernel.definitions[k.signature].bindings
-    }
 
 
 @dk.offload

@@ -8,7 +8,7 @@ from __future__ import annotations
 import dpnp
 import numpy as np
 import pytest
-from conftest import CPU
+from conftest import CPU, launched
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -94,13 +94,65 @@ def test_results_are_numpy_s(function, shape, dtype):
     np.testing.assert_array_equal(got, expected)
 
 
-def test_an_assignment_that_broadcasts_stays_numpy_s():
-    def broadcast_row(a, c):
-        c[:] = a[0]
+def broadcast_all(a, c):
+    c[:] = a[0]
 
-    a = np.arange(12.0).reshape(3, 4)
-    _, got, expected = run(broadcast_row, a)
+
+def broadcast_sliced(a, c):
+    c[:, :] = a[-1]
+
+
+def broadcast_tail(a, c):
+    c[1:] = a[0] * 2 + 1
+
+
+def broadcast_add(a, c):
+    c[...] = a
+    c += a[0]
+
+
+BROADCASTS = [broadcast_all, broadcast_sliced, broadcast_tail, broadcast_add]
+
+
+@pytest.mark.parametrize("function", BROADCASTS)
+@pytest.mark.parametrize("ndim", [2, 3])
+def test_an_assignment_that_broadcasts_is_a_kernel(function, ndim):
+    a = np.arange(4**ndim, dtype=np.float64).reshape((4,) * ndim)
+    offloaded, got, expected = run(function, a)
     np.testing.assert_array_equal(got, expected)
+    # rows of a value that repeats are looped in each work-item: no copy on the host
+    assert f"{function.__name__}_sequential" in launched(offloaded)
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    shape=st.lists(st.integers(1, 6), min_size=2, max_size=3).map(tuple),
+    dropped=st.integers(1, 2),
+    ones=st.lists(st.booleans(), min_size=2, max_size=2),
+    dtype=st.sampled_from(["float64", "float32", "int32"]),
+)
+def test_values_of_lower_rank_broadcast_as_numpy_broadcasts_them(shape, dropped, ones, dtype):
+    value_shape = tuple(
+        1 if one else side for side, one in zip(shape[min(dropped, len(shape) - 1) :], ones)
+    )
+    value = np.arange(1, 1 + int(np.prod(value_shape)), dtype=dtype).reshape(value_shape)
+    c = dpnp.zeros(shape, dtype=dtype, device=CPU)
+    dk.offload(broadcast_into)(dpnp.asarray(value, device=CPU), c)
+    expected = np.zeros(shape, dtype=dtype)
+    broadcast_into(value, expected)
+    np.testing.assert_array_equal(dpnp.asnumpy(c), expected)
+
+
+def broadcast_into(value, c):
+    c[...] = value
+    c += value
+
+
+def test_a_value_that_does_not_broadcast_is_numpy_s_error():
+    with pytest.raises(ValueError, match="cannot be broadcast"):
+        dk.offload(broadcast_into)(dpnp.ones(2, device=CPU), dpnp.zeros((4, 3), device=CPU))
+    with pytest.raises(ValueError, match="could not broadcast"):
+        dk.offload(broadcast_into)(dpnp.ones(3, device=CPU), dpnp.zeros((4, 1), device=CPU))
 
 
 def test_a_shape_mismatch_is_numpy_s_error():

@@ -61,22 +61,22 @@ def broadcast_view(typingctx, array, shape):
     return signature(result, array, shape), codegen
 
 
-def _leaves(tree) -> list:
+def leaves(tree) -> list:
     """The variables of an array expression's tree."""
     if isinstance(tree, ir.Var):
         return [tree]
     if isinstance(tree, tuple):
         _, operands = tree
-        return [v for operand in operands for v in _leaves(operand)]
+        return [v for operand in operands for v in leaves(operand)]
     return []
 
 
-def _replace(tree, names: dict):
+def replace(tree, names: dict):
     if isinstance(tree, ir.Var):
         return names.get(tree.name, tree)
     if isinstance(tree, tuple):
         op, operands = tree
-        return op, [_replace(operand, names) for operand in operands]
+        return op, [replace(operand, names) for operand in operands]
     return tree
 
 
@@ -112,33 +112,33 @@ def _views(state, scope, stmt) -> list:
     if not isinstance(result, types.Array) or result.ndim < 2:
         return []
     arrays = []
-    for var in _leaves(stmt.value.expr):
+    for var in leaves(stmt.value.expr):
         if isinstance(typemap.get(var.name), types.Array) and var.name not in arrays:
             arrays.append(var.name)
     if len(arrays) < 2:
         return []
     out = []
-    shape = _call(state, scope, loc, broadcast_shape, [ir.Var(scope, a, loc) for a in arrays], out)
+    shape = call(state, scope, loc, broadcast_shape, [ir.Var(scope, a, loc) for a in arrays], out)
     names = {}
     for name in arrays:
         if typemap[name].ndim == result.ndim:  # lower ranks: Numba broadcasts them already
-            view = _call(state, scope, loc, broadcast_view, [ir.Var(scope, name, loc), shape], out)
+            view = call(state, scope, loc, broadcast_view, [ir.Var(scope, name, loc), shape], out)
             names[name] = view
-    stmt.value.expr = _replace(stmt.value.expr, names)
+    stmt.value.expr = replace(stmt.value.expr, names)
     return out
 
 
-def _call(state, scope, loc, function, args: list, out: list) -> ir.Var:
+def call(state, scope: ir.Scope, loc: ir.Loc, function, args: list, out: list) -> ir.Var:
     """`function(*args)` typed and assigned to a new variable, appended to `out`."""
     typingctx, typemap = state.typingctx, state.typemap
     fnty = typingctx.resolve_value_type(function)
     callee = ir.Var(scope, mk_unique_var("$dk_broadcast_fn"), loc)
     target = ir.Var(scope, mk_unique_var("$dk_broadcast"), loc)
-    call = ir.Expr.call(callee, args, (), loc)
+    expr = ir.Expr.call(callee, args, (), loc)
     sig = fnty.get_call_type(typingctx, tuple(typemap[a.name] for a in args), {})
     typemap[callee.name] = fnty
     typemap[target.name] = sig.return_type
-    state.calltypes[call] = sig
+    state.calltypes[expr] = sig
     out.append(ir.Assign(ir.Global(function.__name__, function, loc), callee, loc))
-    out.append(ir.Assign(call, target, loc))
+    out.append(ir.Assign(expr, target, loc))
     return target

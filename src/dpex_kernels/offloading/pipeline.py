@@ -5,8 +5,9 @@ Numba's `parallel=True` passes find the parallelism (prange nests, array express
 reductions) and make Parfor nodes of it; this pipeline runs them with five changes, each a
 pass of its own:
 - before typing, dpnp's names become NumPy's and offload's (names.py);
-- typing makes element-wise results of USM arrays USM arrays (types.usm_array_type), and
-  `c[:] = e` has a slice for each dimension of `e` (slice_assignments.py);
+- typing makes element-wise results of USM arrays USM arrays (types.usm_array_type), a store
+  copies first the views of its array that its value reads (aliasing.py), and `c[:] = e` has a
+  slice for each dimension of `e` (slice_assignments.py);
 - Numba's parallel implementations of NumPy functions are offload's where they differ
   (parallel.py: reductions with `axis=`, `@`), and the arrays parfors allocate are USM arrays
   on their inputs' queue (device_allocations.py);
@@ -22,6 +23,7 @@ from numba.np.ufunc.dufunc import DUFunc
 from ..compiler import patches
 from ..types.usm_array_type import elementwise_on_device
 from . import device_allocations, parallel
+from .aliasing import ReadsBeforeStores
 from .broadcasting import RuntimeBroadcasts
 from .loops import PrangeLoops
 from .lowering import OffloadLower, Options
@@ -90,6 +92,7 @@ class OffloadCompiler(compiler.CompilerBase):
                 pipeline.add_pass(DpnpNames, "dpnp's names as NumPy's and offload's")
                 pipeline.add_pass(PrangeLoops, "prange loops as the parfor passes take them")
             if pass_class is typed_passes.NopythonRewrites:
+                pipeline.add_pass(ReadsBeforeStores, "views a store reads of its array copied")
                 pipeline.add_pass(RuntimeBroadcasts, "run-time size-1 dimensions broadcast")
                 pipeline.add_pass(SliceAssignments, "c[:] = e with a slice per dimension of e")
             if pass_class is typed_passes.ParforPreLoweringPass:

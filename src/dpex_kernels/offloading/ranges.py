@@ -155,7 +155,8 @@ def kernels(region: Region, cache: bool) -> list:
     kernel = _plain(region, "loop", cache)
     takes_flat = flat.takes(region) and not region.tuples
     flat_kernel = flat.kernel(region, kernel_name(region, "flat"), cache) if takes_flat else None
-    sequential = _sequential(region, cache) if region.promoted else None
+    viewed_nest = _viewed(region) and len(region.levels) > 1
+    sequential = _sequential(region, cache) if region.promoted or viewed_nest else None
     if _viewed(region):
         kernel.compile(types.void(*_contiguous(kernel_types(region))))
         general = _plain(region, "broadcast", cache)
@@ -180,14 +181,16 @@ def kernels(region: Region, cache: bool) -> list:
 
 
 def _sequential(region: Region, cache: bool) -> RegionKernel:
-    """A promoted nest's kernel with its innermost level a loop of each work-item, in order, as
-    the user wrote it (promotion.py): for launches whose arrays overlap one the loop writes,
-    whose innermost level is shorter than PROMOTED_MIN, or, where its body has neither a loop of
-    its own nor a math call, that take neither the streaming nor the flat kernel. Such a row,
-    written element by element, ran faster as a row loop than over a 2-D range (2^22 float64
-    `out[i, j] = a[i, j] * x[j]`: 16 columns 1.5-1.7 against 3.1-3.8 ms, 256 columns 1.5-1.7
-    against 2.3-2.8 ms); with a loop of its own or math, a body did better over the 2-D range
-    (pairwise distance 6.2 against 11.1 ms, rambo 9.7 against 16.0 ms)."""
+    """The kernel of a promoted nest, or of an array expression of views, with its innermost
+    level a loop of each work-item, in order, as the user wrote it (promotion.py): for launches
+    whose arrays overlap one the loop writes, whose innermost level is shorter than
+    PROMOTED_MIN, or, where its body has neither a loop of its own nor a math call, that take
+    neither the streaming nor the flat kernel. Such a row, written element by element, ran
+    faster as a row loop than over a 2-D range (2^22 float64 `out[i, j] = a[i, j] * x[j]`: 16
+    columns 1.5-1.7 against 3.1-3.8 ms, 256 columns 1.5-1.7 against 2.3-2.8 ms; `c[:] = row`
+    0.8-1.2 against 1.9-13.9 ms in 3 to 256 columns); with a loop of its own or math, a body
+    did better over the 2-D range (pairwise distance 6.2 against 11.1 ms, rambo 9.7 against
+    16.0 ms)."""
     ranged = len(region.levels) - 1
     return RegionKernel(
         template(region, kernel_name(region, "sequential"), ranged),
@@ -227,11 +230,12 @@ def _overlapping(host: Host, region: Region, values: list):
 
 
 def launch(lowerer, region: Region, kernels: list) -> None:
-    """The host code of the nest's launch: nothing for an empty range; for a promoted nest
-    whose arrays overlap one it writes, its sequential kernel; else the streaming kernel where
-    it compiled and pays (streaming.py), the flat kernel where the arrays fit (flat.py), the
-    sequential kernel where the promoted level is short, or the plain kernel (for C-contiguous
-    arrays where a kernel of broadcast views takes the others)."""
+    """The host code of the nest's launch: nothing for an empty range; for a nest with a
+    sequential kernel whose arrays overlap one it writes, that kernel; else the streaming kernel
+    where it compiled and pays (streaming.py), the flat kernel where the arrays fit (flat.py),
+    the sequential kernel where the innermost level is short or the body simple (`_sequential`),
+    or the plain kernel (for C-contiguous arrays where a kernel of broadcast views takes the
+    others)."""
     kernel, stream, general, flat_kernel, sequential = kernels
     host = Host(lowerer)
     builder = lowerer.builder

@@ -131,7 +131,7 @@ def _kind(parfor, levels: int, calls: dict) -> str:
     name = pattern[0] if isinstance(pattern, tuple) else pattern
     if isinstance(name, str) and name.startswith("array expression"):
         return "array expression"
-    if name in ("setitem", "fill"):
+    if name in ("setitem", "fill", "inplace_binop"):
         return "array expression"
     call = calls.get((parfor.loc.filename, parfor.loc.line))
     if call is not None:

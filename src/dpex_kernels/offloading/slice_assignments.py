@@ -4,10 +4,13 @@ Numba's parfor passes make a kernel of `c[index] = e` only where the index has o
 dimension of `e`: `c[:] = e` with `c` and `e` of two dimensions, `c[...] = e` and `c[0] = row`
 are instead Numba's host setitem, an element-by-element copy on one thread of an array the
 parfor wrote first (a 2^22 float64 `c[:] = a * 2.0 + 1.0` of 16 columns took 42 ms where
-`c[:, :] = ...` took 3.2 ms). NumPy reads a missing trailing index as `:` and `...` as
-many `:` as the dimensions it stands for, so here, after typing, such an index becomes the
-tuple of its slices and integers with a full slice for each dimension it leaves out. An
-assignment that still broadcasts (`c[:] = row` of a 2-D `c`) stays as Numba leaves it.
+`c[:, :] = ...` took 3.2 ms), which on a GPU's device memory could not run at all. NumPy reads
+a missing trailing index as `:` and `...` as many `:` as the dimensions it stands for, so here,
+after typing, such an index becomes the tuple of its slices and integers with a full slice for
+each dimension it leaves out. A value of fewer dimensions than it is stored into (`c[:] = row`
+of a 2-D `c`, `c += row`) becomes a view of the shape it is stored to (`broadcast_to`, NumPy's
+ValueError where it does not broadcast to it), whose repeated dimensions have stride 0: Numba's
+parfor then indexes it as an array of that rank.
 
 The parfor stores through the view `c[index]`, which Numba types as of any layout once the
 index has a slice after the first position: it cannot know that a trailing slice is full. The
@@ -20,12 +23,16 @@ from __future__ import annotations
 
 import operator
 
+import numba
+import numpy as np
 from numba.core import ir, types
 from numba.core.compiler_machinery import FunctionPass, register_pass
 from numba.core.ir_utils import build_definitions, mk_unique_var
 from numba.core.typing.arraydecl import get_array_index_type
 from numba.core.typing.templates import signature
 from numba.parfors.parfor import Parfor
+
+from .broadcasting import broadcast_view, call
 
 #: state.metadata's key of the full slices the padding added (their variables' names)
 _FULL_SLICES = "dk_full_slices"
@@ -67,9 +74,49 @@ def _full_slice(state, scope: ir.Scope, loc: ir.Loc) -> tuple[list[ir.Assign], i
     return statements, result
 
 
+@numba.njit(cache=False)
+def broadcast_to(value, shape):  # pragma: no cover (compiled)
+    """`value` viewed with `shape`; NumPy's ValueError where it does not broadcast to it."""
+    if np.broadcast_shapes(value.shape, shape) != shape:
+        raise ValueError("could not broadcast the assigned array into the shape it is stored to")
+    return broadcast_view(value, shape)
+
+
+@numba.njit(cache=False)
+def assigned_view(value, target, index):  # pragma: no cover (compiled)
+    """`value` viewed with the shape of `target[index]`, so that the store is a parfor."""
+    return broadcast_to(value, target[index].shape)
+
+
+@numba.njit(cache=False)
+def operand_view(value, target):  # pragma: no cover (compiled)
+    """`value` viewed with the shape of `target`, so that `target op= value` is a parfor."""
+    return broadcast_to(value, target.shape)
+
+
+def _broadcast_operand(state, stmt) -> list[ir.Stmt] | None:
+    """`c op= e` with `e` of fewer dimensions than `c`, `e` viewed with `c`'s shape (Numba's
+    parfor indexes `e` with `c`'s index), or None where it stays."""
+    expr = stmt.value
+    if not (isinstance(expr, ir.Expr) and expr.op == "inplace_binop"):
+        return None
+    target_type, value_type = state.typemap[expr.lhs.name], state.typemap[expr.rhs.name]
+    if not isinstance(target_type, types.Array) or not isinstance(value_type, types.Array):
+        return None
+    if value_type.ndim >= target_type.ndim:
+        return None
+    statements = []
+    view = call(state, expr.lhs.scope, stmt.loc, operand_view, [expr.rhs, expr.lhs], statements)
+    arguments = (target_type, state.typemap[view.name])
+    state.calltypes.pop(expr)  # a dict that refuses to overwrite
+    state.calltypes[expr] = state.typingctx.resolve_function_type(expr.fn, arguments, {})
+    expr.rhs = view
+    return [*statements, stmt]
+
+
 def _padded(state, stmt, definitions: dict) -> list[ir.Stmt] | None:
-    """The statements of `stmt` with its index padded (see the module docstring), or None
-    where it stays."""
+    """The statements of `stmt` with its index padded and a value of fewer dimensions than
+    it stores into broadcast (see the module docstring), or None where it stays."""
     typemap = state.typemap
     target_type = typemap[stmt.target.name]
     value_type = typemap[stmt.value.name]
@@ -79,23 +126,29 @@ def _padded(state, stmt, definitions: dict) -> list[ir.Stmt] | None:
     if index is None:
         return None
     items = _items(index, typemap[index.name], definitions)
-    if items is None or len(items) >= target_type.ndim:
+    if items is None or len(items) > target_type.ndim:
         return None
     slices = sum(isinstance(typemap[item.name], types.SliceType) for item in items)
     missing = target_type.ndim - len(items)
-    if slices + missing != value_type.ndim:
-        return None  # it broadcasts: Numba's setitem
+    if slices + missing < value_type.ndim or (not missing and slices == value_type.ndim):
+        return None  # Numba's error, or Numba's parfor as it is
     scope, loc = stmt.target.scope, stmt.loc
-    statements, full = _full_slice(state, scope, loc)
+    statements = []
+    if missing:
+        made, full = _full_slice(state, scope, loc)
+        statements += made
+        state.metadata.setdefault(_FULL_SLICES, set()).add(full.name)
+        items = items + [full] * missing
     padded = ir.Var(scope, mk_unique_var("$dk_index"), loc)
-    state.metadata.setdefault(_FULL_SLICES, set()).add(full.name)
-    items = items + [full] * missing
     index_type = types.BaseTuple.from_types([typemap[item.name] for item in items])
     typemap[padded.name] = index_type
     statements.append(ir.Assign(ir.Expr.build_tuple(items, loc), padded, loc))
-    store = ir.SetItem(stmt.target, padded, stmt.value, loc)
+    value = stmt.value
+    if slices + missing > value_type.ndim:
+        value = call(state, scope, loc, assigned_view, [value, stmt.target, padded], statements)
+    store = ir.SetItem(stmt.target, padded, value, loc)
     state.calltypes[store] = state.typingctx.resolve_function_type(
-        operator.setitem, (target_type, index_type, value_type), {}
+        operator.setitem, (target_type, index_type, typemap[value.name]), {}
     )
     return [*statements, store]
 
@@ -110,6 +163,8 @@ def pad(state) -> bool:
             replaced = None
             if isinstance(stmt, (ir.SetItem, ir.StaticSetItem)):
                 replaced = _padded(state, stmt, definitions)
+            elif isinstance(stmt, ir.Assign):
+                replaced = _broadcast_operand(state, stmt)
             body.extend(replaced or [stmt])
             changed |= replaced is not None
         block.body = body

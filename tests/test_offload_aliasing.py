@@ -1,0 +1,118 @@
+"""Stores whose right-hand side reads the array they store into (offloading/aliasing.py): the
+old values are read, as NumPy reads all of a right-hand side before it stores."""
+
+from __future__ import annotations
+
+import dpnp
+import numpy as np
+import pytest
+from conftest import CPU
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from numba import prange
+
+import dpex_kernels as dk
+
+
+def shift(c):
+    c[1:] = c[:-1] + 1
+
+
+def accumulate_shifted(c):
+    c[1:] += c[:-1]
+
+
+def add_first_row(c):
+    c += c[0]
+
+
+def smooth(u):
+    u[1:-1] = (u[:-2] + u[2:]) / 2
+
+
+def reverse(c):
+    c[:] = c[::-1]
+
+
+def first_row_everywhere(c):
+    c[1:] = c[0] * 2
+
+
+ALIASED = [shift, accumulate_shifted, add_first_row, smooth, reverse, first_row_everywhere]
+
+
+def run(function, a: np.ndarray) -> tuple:
+    """(the offloaded function, `a` after it ran on a device copy, `a` after NumPy ran it)."""
+    offloaded = dk.offload(function)
+    c = dpnp.asarray(a, device=CPU)
+    offloaded(c)
+    expected = a.copy()
+    function(expected)
+    return offloaded, dpnp.asnumpy(c), expected
+
+
+@pytest.mark.parametrize(
+    ("function", "shape"),
+    [(f, (4096,)) for f in ALIASED if f is not add_first_row] + [(f, (300, 17)) for f in ALIASED],
+)
+def test_a_right_hand_side_reads_the_old_values(function, shape):
+    a = np.random.default_rng(len(shape)).random(shape)
+    _, got, expected = run(function, a)
+    np.testing.assert_allclose(got, expected)
+
+
+def double(c):
+    c[:] = c * 2
+    c += c
+
+
+def test_the_stored_array_itself_is_read_where_it_is_stored_without_a_copy():
+    a = np.arange(24.0).reshape(4, 6)
+    offloaded, got, expected = run(double, a)
+    np.testing.assert_array_equal(got, expected)
+    kinds = {k.kind for k in offloaded.inspect_kernels()}
+    assert not any("copy" in kind for kind in kinds), kinds
+
+
+def test_a_view_it_reads_is_copied_by_a_kernel():
+    offloaded, got, expected = run(shift, np.arange(64.0))
+    np.testing.assert_array_equal(got, expected)
+    assert any("copy" in k.kind for k in offloaded.inspect_kernels())
+
+
+def shifted_by(c, k):
+    c[k:] = c[:-k] * 3 - c[k:]
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    n=st.integers(2, 200),
+    k=st.integers(1, 5),
+    dtype=st.sampled_from(["float64", "float32", "int64", "int32"]),
+)
+def test_shifted_stores_are_numpy_s(n, k, dtype):
+    k = min(k, n - 1)
+    a = (np.arange(n) % 7 - 3).astype(dtype)
+    offloaded = dk.offload(shifted_by)
+    c = dpnp.asarray(a, device=CPU)
+    offloaded(c, k)
+    expected = a.copy()
+    shifted_by(expected, k)
+    np.testing.assert_array_equal(dpnp.asnumpy(c), expected)
+
+
+def elements_and_rows(c, rows):
+    c[0, 0] = c[1, 1]
+    rows[1:] = rows[:-1]
+    for i in prange(c.shape[0] - 1):
+        c[i + 1, 0] = c[i, 1] * 2  # each work-item's own elements: no copy in a kernel
+
+
+def test_elements_and_prange_bodies_are_stored_as_written():
+    c, rows = np.arange(24.0).reshape(6, 4), np.arange(12.0).reshape(4, 3)
+    offloaded = dk.offload(elements_and_rows)
+    got = [dpnp.asarray(c, device=CPU), dpnp.asarray(rows, device=CPU)]
+    offloaded(*got)
+    elements_and_rows(c, rows)
+    for device, host in zip(got, (c, rows)):
+        np.testing.assert_array_equal(dpnp.asnumpy(device), host)
