@@ -240,61 +240,72 @@ def launch(lowerer, region: Region, kernels: list) -> None:
     host = Host(lowerer)
     builder = lowerer.builder
     counts = host.trip_counts(region.levels)
-    values, argtypes = host.params(region)
-    params = list(values)
-    values += bound_values(host, region, counts)
+    params, _ = host.params(region)
+    values = [*params, *bound_values(host, region, counts)]
     argtypes = kernel_types(region)
     sizes = counts[:RANGE_LEVELS]
     with host.if_then(host.all_positive(counts)):
         overlaps = _overlapping(host, region, params) if sequential else host.int1(False)
         free = builder.not_(overlaps)
-        streams = host.int1(False)
+        taken = host.int1(False)
+        choices = []  # (whether it is taken, its launch) of each kernel the region has, in order
         if stream is not None:
             stream_types = [*argtypes, types.int64]
             condition = builder.and_(free, _streams(host, region, argtypes, values, counts))
-            streams = _compiled_where(host, condition, stream, stream_types)
-        flattens = host.int1(False)
+            taken = _compiled_where(host, condition, stream, stream_types)
+
+            def streamed():
+                start = host.int64(region.levels[-1].start)
+                chunks = host.ceil_div(builder.add(counts[-1], start), streaming.CHUNK)
+                launch_sizes = [*sizes[:-1], chunks]
+                return host.launch(stream, stream_types, [*values, counts[-1]], launch_sizes)
+
+            choices.append((taken, streamed))
         if flat_kernel is not None:
+            flat_types = flat.flat_types(argtypes)
             fits = builder.and_(free, flat.fits(host, argtypes, values, counts))
-            condition = builder.and_(builder.not_(streams), fits)
-            flattens = _compiled_where(host, condition, flat_kernel, flat.flat_types(argtypes))
-        in_order = host.int1(False)
+            condition = builder.and_(builder.not_(taken), fits)
+            flattens = _compiled_where(host, condition, flat_kernel, flat_types)
+            taken = builder.or_(taken, flattens)
+
+            def flattened():
+                total = host.product(counts)
+                flat_values = flat.flat_values(host, argtypes, values, total)
+                return host.launch(flat_kernel, flat_types, flat_values, [total])
+
+            choices.append((flattens, flattened))
         if sequential is not None:
             ranged = len(region.levels) - 1
             short = builder.icmp_signed("<", counts[-1], host.int64(PROMOTED_MIN))
             if not (regions.has_loops(region.body) or row_loops.calls_math(region.body)):
                 short = host.int1(True)  # a row written element by element: see _sequential
-            taken = builder.or_(streams, flattens)
             condition = builder.or_(overlaps, builder.and_(short, builder.not_(taken)))
             in_order_types = kernel_types(region, ranged)
             in_order = _compiled_where(host, condition, sequential, in_order_types)
-        with host.if_else(streams) as (streamed, not_streamed):
-            with streamed:
-                if stream is not None:
-                    start = region.levels[-1].start
-                    end = builder.add(counts[-1], host.int64(start))
-                    chunks = host.ceil_div(end, streaming.CHUNK)
-                    stream_values = [*values, counts[-1]]
-                    stream_sizes = [*sizes[:-1], chunks]
-                    host.wait(host.launch(stream, stream_types, stream_values, stream_sizes))
-            with not_streamed, host.if_else(flattens) as (flattened, not_flattened):
-                with flattened:
-                    if flat_kernel is not None:
-                        total = host.product(counts)
-                        flat_values = flat.flat_values(host, argtypes, values, total)
-                        flat_types = flat.flat_types(argtypes)
-                        host.wait(host.launch(flat_kernel, flat_types, flat_values, [total]))
-                with not_flattened, host.if_else(in_order) as (ordered, nested):
-                    with ordered:
-                        if sequential is not None:
-                            in_order_values = params + bound_values(host, region, counts, ranged)
-                            in_order_sizes = counts[:ranged]
-                            launched = host.launch(
-                                sequential, in_order_types, in_order_values, in_order_sizes
-                            )
-                            host.wait(launched)
-                    with nested:
-                        _launch_nest(host, region, kernel, general, argtypes, values, sizes)
+
+            def ordered():
+                in_order_values = params + bound_values(host, region, counts, ranged)
+                return host.launch(sequential, in_order_types, in_order_values, counts[:ranged])
+
+            choices.append((in_order, ordered))  # taken only where the others are not
+
+        def nested():
+            _launch_nest(host, region, kernel, general, argtypes, values, sizes)
+
+        _first_of(host, choices, nested)
+
+
+def _first_of(host: Host, choices: list, otherwise) -> None:
+    """In host code: the launch of the first choice taken (waited for), else `otherwise()`."""
+    if not choices:
+        otherwise()
+        return
+    (condition, launched), rest = choices[0], choices[1:]
+    with host.if_else(condition) as (taken, not_taken):
+        with taken:
+            host.wait(launched())
+        with not_taken:
+            _first_of(host, rest, otherwise)
 
 
 def _launch_nest(host: Host, region: Region, kernel, general, argtypes, values, sizes) -> None:
