@@ -116,3 +116,30 @@ def test_elements_and_prange_bodies_are_stored_as_written():
     elements_and_rows(c, rows)
     for device, host in zip(got, (c, rows)):
         np.testing.assert_array_equal(dpnp.asnumpy(device), host)
+
+
+def blend_rows(c, r0, r1, k):
+    c[r0:r1] = c[r0 + k : r1 + k] * 2 + c[r0:r1]
+
+
+def add_rows(c, r0, r1, k):
+    c[r0:r1, 1:] += c[r0 + k : r1 + k, :-1]
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    function=st.sampled_from([blend_rows, add_rows]),
+    rows=st.integers(3, 300),
+    columns=st.integers(2, 70),
+    data=st.data(),
+)
+def test_overlapping_views_of_rows_are_stored_as_numpy_stores_them(function, rows, columns, data):
+    k = data.draw(st.integers(-(rows - 1), rows - 1).filter(bool), label="k")
+    r0 = data.draw(st.integers(max(0, -k), rows - 1 - max(0, k)), label="r0")
+    r1 = data.draw(st.integers(r0 + 1, rows - max(0, k)), label="r1")
+    a = np.arange(rows * columns, dtype=np.float64).reshape(rows, columns) % 11
+    c = dpnp.asarray(a, device=CPU)
+    dk.offload(function)(c, r0, r1, k)
+    expected = a.copy()
+    function(expected, r0, r1, k)
+    np.testing.assert_array_equal(dpnp.asnumpy(c), expected)
