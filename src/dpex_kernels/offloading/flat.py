@@ -18,6 +18,7 @@ from numba.np.arrayobj import populate_array
 
 from . import codegen
 from .codegen import api, assign, call
+from .ir_values import access
 from .kernel_ir import RegionKernel
 from .launching import Host
 from .regions import Region, copy_blocks
@@ -49,14 +50,11 @@ def _index_tuples(region: Region) -> set[str] | None:
         touched = names & (arrays | tuples)
         if not touched:
             continue
-        if isinstance(stmt, ir.SetItem):
-            ok = stmt.target.name in arrays and stmt.index.name in tuples
+        array, index = access(stmt) or (None, None)
+        ok = array is not None and array.name in arrays and index is not None
+        ok = ok and index.name in tuples
+        if isinstance(stmt, (ir.SetItem, ir.StaticSetItem)):
             ok &= stmt.value.name not in arrays | tuples
-        elif isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Expr):
-            expr = stmt.value
-            ok = expr.op == "getitem" and expr.value.name in arrays and expr.index.name in tuples
-        else:
-            ok = False
         if not ok:
             return None
     return tuples

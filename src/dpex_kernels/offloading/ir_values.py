@@ -1,6 +1,6 @@
 """What a variable of a function's Numba IR holds, where the IR alone says: the one resolver
 of the offload passes (prange bounds, dpnp names, private arrays, reductions), and the copies
-of a variable (row loops, promoted loops)."""
+of a variable and the array accesses of a statement (row loops, promoted loops)."""
 
 from __future__ import annotations
 
@@ -47,3 +47,18 @@ def copies(blocks: dict[int, ir.Block], name: str) -> set[str]:
                     names.add(stmt.target.name)
                     changed = True
     return names
+
+
+def access(stmt: ir.Stmt) -> tuple[ir.Var, ir.Var | None] | None:
+    """(the array, the index variable) of an element load or store (`a[i]`, `a[i] = v`; the
+    index None where a static index has no variable), or None for other statements."""
+    if isinstance(stmt, ir.SetItem):
+        return stmt.target, stmt.index
+    if isinstance(stmt, ir.StaticSetItem):
+        return stmt.target, stmt.index_var
+    value = stmt.value if isinstance(stmt, ir.Assign) else None
+    if isinstance(value, ir.Expr) and value.op == "getitem":
+        return value.value, value.index
+    if isinstance(value, ir.Expr) and value.op == "static_getitem":
+        return value.value, value.index_var
+    return None

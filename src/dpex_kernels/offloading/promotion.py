@@ -26,7 +26,7 @@ from numba.core import ir
 from numba.core.analysis import compute_cfg_from_blocks, compute_live_map, compute_use_defs
 from numba.core.ir_utils import build_definitions, mk_unique_var
 
-from .ir_values import copies, resolve
+from .ir_values import access, copies, resolve
 
 #: state.metadata's key of the lines of the promoted loops.
 PROMOTED = "dk_promoted_lines"
@@ -105,19 +105,18 @@ def _independent(blocks: dict, loop, index: str, definitions, func_ir, live) -> 
     stored, accesses = {}, []
     for label in body:
         for stmt in blocks[label].body:
+            found = access(stmt)
+            if found is not None:
+                array, index_var = found
+                accesses.append((array.name, index_var))
             if isinstance(stmt, (ir.SetItem, ir.StaticSetItem)):
-                index_var = stmt.index if isinstance(stmt, ir.SetItem) else stmt.index_var
                 if index_var is None:
                     return False
-                stored[stmt.target.name] = _position(index_var, indices, definitions)
-                accesses.append((stmt.target.name, index_var))
+                stored[array.name] = _position(index_var, indices, definitions)
             elif isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Expr):
                 value = stmt.value
                 if value.op == "call" and not _pure_call(value, definitions, func_ir):
                     return False
-                if value.op in ("getitem", "static_getitem"):
-                    index_var = value.index if value.op == "getitem" else value.index_var
-                    accesses.append((value.value.name, index_var))
             elif not isinstance(stmt, (ir.Assign, ir.Jump, ir.Branch, ir.Del)):
                 return False  # print, raise, ...: kept in order
     if any(position is None for position in stored.values()) or assigned & set(stored):

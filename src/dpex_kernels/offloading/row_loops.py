@@ -26,7 +26,7 @@ import numpy as np
 from numba.core import ir
 from numba.core.ir_utils import build_definitions
 
-from .ir_values import copies, resolve
+from .ir_values import access, copies, resolve
 from .regions import Region, innermost_loop_blocks, loop_blocks
 
 
@@ -54,7 +54,8 @@ def walks_rows(region: Region, innermost_looped: bool = False) -> bool:
         for stmt in region.body[label].body:
             if _calls_math(stmt, definitions):
                 return False
-            index = _index(stmt)
+            found = access(stmt)
+            index = found[1] if found else None
             if index is None:
                 continue
             where = _lane_position(index, lane, definitions)
@@ -75,18 +76,6 @@ def _reused(index: ir.Var, outer: list[set[str]], definitions: dict) -> bool:
     tuple_ = len(values) == 1 and isinstance(values[0], ir.Expr) and values[0].op == "build_tuple"
     items = {item.name for item in values[0].items} if tuple_ else {index.name}
     return any(not (copies & items) for copies in outer)
-
-
-def _index(stmt: ir.Stmt) -> ir.Var | None:
-    """The index variable of an array load or store, or None."""
-    if isinstance(stmt, (ir.SetItem, ir.StaticSetItem)):
-        return stmt.index if isinstance(stmt.index, ir.Var) else stmt.index_var
-    if isinstance(stmt, ir.Assign) and isinstance(stmt.value, ir.Expr):
-        if stmt.value.op == "getitem":
-            return stmt.value.index
-        if stmt.value.op == "static_getitem":
-            return stmt.value.index_var
-    return None
 
 
 def _lane_position(index: ir.Var, lane: set[str], definitions: dict) -> str:
