@@ -78,19 +78,18 @@ def _copy(state, leaf: ir.Var, out: list) -> ir.Var:
     return call(state, leaf.scope, leaf.loc, copied, [made], out)
 
 
-def _retype(state, stmt) -> None:
-    """Type the store again after its value changed."""
+def retype_store(state, stmt) -> None:
+    """Type a store (`c[index] = v`, `c op= v`) again after its value changed."""
     typemap, typingctx = state.typemap, state.typingctx
     if isinstance(stmt, ir.Assign):  # c op= v
-        expr = stmt.value
-        arguments = (typemap[expr.lhs.name], typemap[expr.rhs.name])
-        state.calltypes.pop(expr)  # a dict that refuses to overwrite
-        state.calltypes[expr] = typingctx.resolve_function_type(expr.fn, arguments, {})
-        return
-    index = stmt.index if isinstance(stmt, ir.SetItem) else stmt.index_var
-    arguments = (typemap[stmt.target.name], typemap[index.name], typemap[stmt.value.name])
-    state.calltypes.pop(stmt)
-    state.calltypes[stmt] = typingctx.resolve_function_type(operator.setitem, arguments, {})
+        key, function = stmt.value, stmt.value.fn
+        arguments = (typemap[key.lhs.name], typemap[key.rhs.name])
+    else:
+        key, function = stmt, operator.setitem
+        index = stmt.index if isinstance(stmt, ir.SetItem) else stmt.index_var
+        arguments = (typemap[stmt.target.name], typemap[index.name], typemap[stmt.value.name])
+    state.calltypes.pop(key)  # a dict that refuses to overwrite
+    state.calltypes[key] = typingctx.resolve_function_type(function, arguments, {})
 
 
 def _unaliased_block(state, block: ir.Block, definitions: dict) -> bool:
@@ -128,7 +127,7 @@ def _unaliased_block(state, block: ir.Block, definitions: dict) -> bool:
                 stmt.value.rhs = copies[value.name]
             else:
                 stmt.value = copies[value.name]
-            _retype(state, stmt)
+            retype_store(state, stmt)
         else:
             source.expr = replace(source.expr, copies)
         changed = True

@@ -32,6 +32,7 @@ from numba.core.typing.arraydecl import get_array_index_type
 from numba.core.typing.templates import signature
 from numba.parfors.parfor import Parfor
 
+from .aliasing import retype_store
 from .broadcasting import broadcast_view, call
 
 #: state.metadata's key of the full slices the padding added (their variables' names)
@@ -106,11 +107,8 @@ def _broadcast_operand(state, stmt) -> list[ir.Stmt] | None:
     if value_type.ndim >= target_type.ndim:
         return None
     statements = []
-    view = call(state, expr.lhs.scope, stmt.loc, operand_view, [expr.rhs, expr.lhs], statements)
-    arguments = (target_type, state.typemap[view.name])
-    state.calltypes.pop(expr)  # a dict that refuses to overwrite
-    state.calltypes[expr] = state.typingctx.resolve_function_type(expr.fn, arguments, {})
-    expr.rhs = view
+    expr.rhs = call(state, expr.lhs.scope, stmt.loc, operand_view, [expr.rhs, expr.lhs], statements)
+    retype_store(state, stmt)
     return [*statements, stmt]
 
 
