@@ -13,10 +13,11 @@ from numba.core import cgutils, ir, types
 from .._runtime import device_by_canonical_name
 from ..compiler.backend import host_simd
 from . import codegen, flat, regions, row_loops, streaming
-from .codegen import api, assign, call, for_range, op
+from .codegen import api, assign, call, for_range
 from .kernel_ir import RegionKernel
 from .launching import Host
 from .regions import Region
+from .templates import kernel_name, level_index, rebuild_tuples
 
 #: Levels a launch range holds; deeper levels loop in each work-item.
 RANGE_LEVELS = 3
@@ -29,14 +30,6 @@ PROMOTED_MIN = 16
 
 def takes(region: Region) -> bool:
     return not region.reductions
-
-
-def level_index(level, position: codegen.Expr, k: int) -> codegen.Expr:
-    """The index of a loop level at `position` (0, 1, ...): start + position * step."""
-    step = level.step if isinstance(level.step, int) else f"_dk_st{k}"
-    start = level.start if isinstance(level.start, int) else f"_dk_lo{k}"
-    scaled = position if step == 1 else op(position, "*", step)
-    return scaled if start == 0 else op(start, "+", scaled)
 
 
 def bound_params(region: Region, ranged: int = RANGE_LEVELS) -> list[str]:
@@ -66,16 +59,6 @@ def bound_values(host: Host, region: Region, counts: list, ranged: int = RANGE_L
     return values
 
 
-def rebuild_tuples(region: Region) -> list:
-    """Template statements rebuilding the tuples the body uses from their items."""
-    import ast
-
-    return [
-        assign(name, ast.Tuple([codegen.expr(i) for i in items], ast.Load()))
-        for name, items in region.tuples.items()
-    ]
-
-
 def template(region: Region, name: str, ranged: int = RANGE_LEVELS):
     """The kernel template of a plain nest (see the module docstring), its first `ranged`
     levels from the range."""
@@ -102,10 +85,6 @@ def reserved(region: Region, ranged: int = RANGE_LEVELS) -> set[str]:
     names = {*region.params, *bound_params(region, ranged), *region.tuples}
     names |= {level.index for level in region.levels}
     return names | {r.name for r in region.reductions}
-
-
-def kernel_name(region: Region, what: str) -> str:
-    return f"{region.function}_{what}_line{region.line}"
 
 
 def kernel_types(region: Region, ranged: int = RANGE_LEVELS) -> list:
@@ -166,7 +145,7 @@ def kernels(region: Region, cache: bool) -> list:
     stream = None
     if streaming.eligible(region, RANGE_LEVELS) and not region.raises:
         outer = bound_params(region)
-        tree = streaming.template(region, kernel_name(region, "stream"), outer, level_index)
+        tree = streaming.template(region, kernel_name(region, "stream"), outer)
         stream = RegionKernel(
             tree,
             region.body,

@@ -25,7 +25,6 @@ from .allocation import allocator, scratch_keeper
 from .codegen import api, assign, call, compare, do, for_range, if_, op
 from .kernel_ir import RegionKernel
 from .launching import Host
-from .ranges import kernel_name, level_index, rebuild_tuples
 from .reduction_kernels import (
     COMBINING,
     MAX_GROUPS,
@@ -36,6 +35,7 @@ from .reduction_kernels import (
     identity,
 )
 from .regions import Region
+from .templates import kernel_name, level_index, rebuild_tuples
 
 
 def takes(region: Region) -> bool:

@@ -22,8 +22,8 @@ from ..compiler.kernel_api.index_space import index_add
 from ..types.usm_array_type import USMArrayType
 from . import codegen
 from .codegen import api, assign, call, for_range, op, store
-from .ranges import kernel_name, rebuild_tuples
 from .regions import Region, has_loops
+from .templates import kernel_name, rebuild_tuples
 
 #: Consecutive iterations each work-item of a host-SIMD reduction reduces.
 CHUNK = 2048

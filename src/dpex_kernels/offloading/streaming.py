@@ -29,6 +29,7 @@ from ..compiler.kernel_api.index_space import index_add
 from . import codegen
 from .codegen import api, assign, call, compare, for_range, if_, op
 from .regions import Region
+from .templates import level_index, rebuild_tuples
 
 #: Consecutive iterations each work-item of a streaming loop runs (compiler/host_simd.py).
 CHUNK = 1024
@@ -83,10 +84,8 @@ def params(region: Region, outer_params: list[str]) -> list[str]:
     return [*region.params, *outer_params, f"_dk_n{len(region.levels) - 1}"]
 
 
-def template(region: Region, name: str, outer_params: list[str], level_index):
+def template(region: Region, name: str, outer_params: list[str]):
     """Outer levels from their work-item ids; the innermost level's chunk as a loop."""
-    from .ranges import rebuild_tuples
-
     d = len(region.levels) - 1
     inner = region.levels[d]
     body = rebuild_tuples(region)
