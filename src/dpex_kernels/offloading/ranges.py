@@ -162,7 +162,8 @@ def kernels(region: Region, cache: bool) -> list:
 def _sequential(region: Region, cache: bool) -> RegionKernel:
     """The kernel of a promoted nest, or of an array expression of views, with its innermost
     level a loop of each work-item, in order, as the user wrote it (promotion.py): for launches
-    whose arrays overlap one the loop writes, whose innermost level is shorter than
+    of a promoted nest whose arrays overlap one the loop writes (an array expression's stores
+    read no views of their own array: aliasing.py), whose innermost level is shorter than
     PROMOTED_MIN, or, where its body has neither a loop of its own nor a math call, that take
     neither the streaming nor the flat kernel. Such a row, written element by element, ran
     faster as a row loop than over a 2-D range (2^22 float64 `out[i, j] = a[i, j] * x[j]`: 16
@@ -209,8 +210,8 @@ def _overlapping(host: Host, region: Region, values: list):
 
 
 def launch(lowerer, region: Region, kernels: list) -> None:
-    """The host code of the nest's launch: nothing for an empty range; for a nest with a
-    sequential kernel whose arrays overlap one it writes, that kernel; else the streaming kernel
+    """The host code of the nest's launch: nothing for an empty range; for a promoted nest
+    whose arrays overlap one it writes, its sequential kernel; else the streaming kernel
     where it compiled and pays (streaming.py), the flat kernel where the arrays fit (flat.py),
     the sequential kernel where the innermost level is short or the body simple (`_sequential`),
     or the plain kernel (for C-contiguous arrays where a kernel of broadcast views takes the
@@ -224,7 +225,7 @@ def launch(lowerer, region: Region, kernels: list) -> None:
     argtypes = kernel_types(region)
     sizes = counts[:RANGE_LEVELS]
     with host.if_then(host.all_positive(counts)):
-        overlaps = _overlapping(host, region, params) if sequential else host.int1(False)
+        overlaps = _overlapping(host, region, params) if region.promoted else host.int1(False)
         free = builder.not_(overlaps)
         taken = host.int1(False)
         choices = []  # (whether it is taken, its launch) of each kernel the region has, in order
