@@ -10,8 +10,9 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, fields
 
 #: The kinds of host-SIMD kernel (compiler/backend/host_simd.py): none, element-wise loops with
-#: streaming stores, reductions. Offloaded loops only: not a @dk.kernel option.
-HOST_SIMD_KINDS = ("", "stream", "reduce")
+#: streaming stores, reductions, row loops with streaming stores. Offloaded loops only: not a
+#: @dk.kernel option.
+HOST_SIMD_KINDS = ("", "stream", "reduce", "rows")
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,6 @@ from __future__ import annotations
 from numba.core import cgutils, ir, types
 
 from .._runtime import device_by_canonical_name
-from ..compiler.backend import host_simd
 from . import codegen, flat, regions, row_loops, streaming
 from .codegen import api, assign, call, for_range
 from .kernel_ir import RegionKernel
@@ -154,7 +153,7 @@ def kernels(region: Region, cache: bool) -> list:
             describe=region.describe,
             namespace=streaming.NAMESPACE,
             cache=cache,
-            host_simd_mode=host_simd.STREAM,
+            host_simd_mode=streaming.mode(region),
         )
     return [kernel, stream, None, flat_kernel, sequential]
 
@@ -231,7 +230,9 @@ def launch(lowerer, region: Region, kernels: list) -> None:
         choices = []  # (whether it is taken, its launch) of each kernel the region has, in order
         if stream is not None:
             stream_types = [*argtypes, types.int64]
-            condition = builder.and_(free, _streams(host, region, argtypes, values, counts))
+            least = streaming.least_iterations(region, stream.options.host_simd)
+            streams = _streams(host, region, argtypes, values, counts, least)
+            condition = builder.and_(free, streams)
             taken = _compiled_where(host, condition, stream, stream_types)
 
             def streamed():
@@ -307,11 +308,12 @@ def _launch_nest(host: Host, region: Region, kernel, general, argtypes, values, 
             host.wait(host.launch(general, argtypes, values, sizes))
 
 
-def _streams(host: Host, region: Region, argtypes: list, values: list, counts: list):
-    """In host code: whether a launch pays streaming (streaming.worth_host_simd) and its
+def _streams(host: Host, region: Region, argtypes: list, values: list, counts: list, least: int):
+    """In host code: whether a launch pays streaming (streaming.worth_host_simd: its arrays'
+    bytes, and at least `least` innermost iterations, streaming.least_iterations) and its
     arrays are laid out as the streaming kernel assumes."""
     builder = host.builder
-    condition = builder.icmp_signed(">=", counts[-1], host.int64(streaming.CHUNK))
+    condition = builder.icmp_signed(">=", counts[-1], host.int64(least))
     nbytes = host.int64(0)
     for position, param in enumerate(region.params.values()):
         if isinstance(param.type, types.Array):

@@ -236,10 +236,21 @@ def _parfors(blocks: dict):
 
 
 def _loops(body: dict[int, ir.Block]) -> list:
-    """A loop body's own loops (Numba's control-flow analysis, on the blocks with the body's
-    end, the block without a terminator, made to return)."""
+    """A loop body's own loops."""
+    return list(_flow(body).loops().values()) if body else []
+
+
+def on_every_path(body: dict[int, ir.Block]) -> set[int]:
+    """The labels of the blocks every run of a loop body's iteration passes through."""
     if not body:
-        return []
+        return set()
+    flow = _flow(body)
+    return set(flow.post_dominators()[flow.entry_point()]) & set(body)
+
+
+def _flow(body: dict[int, ir.Block]):
+    """Numba's control-flow analysis of a loop body: its blocks, with the body's end (the
+    block without a terminator) made to return."""
     exit_label = max(body) + 1
     closed = {}
     for label, block in body.items():
@@ -252,7 +263,7 @@ def _loops(body: dict[int, ir.Block]) -> list:
     first = next(iter(body.values()))
     closed[exit_label] = ir.Block(first.scope, first.loc)
     closed[exit_label].append(ir.Return(ir.Var(first.scope, "$dk_exit", first.loc), first.loc))
-    return list(compute_cfg_from_blocks(closed).loops().values())
+    return compute_cfg_from_blocks(closed)
 
 
 def loop_blocks(body: dict[int, ir.Block]) -> set[int]:

@@ -9,7 +9,9 @@ writing it). Chunks start at multiples of the chunk, so with rows of a multiple 
 (the launch checks, host_simd.fits) every vector store is aligned. ranges.py makes it next to
 the plain kernel where `eligible`; its launch takes it where `worth_host_simd` and the arrays
 fit, compiling it then (`usable`); a kernel LLVM does not vectorise is refused once and never
-launched.
+launched. A row loop (row_loops.py), which no vector code would pay for, streams as scalar
+code where its stores allow it (`mode`): each work-item's chunk of rows in order, every store
+non-temporal.
 """
 
 from __future__ import annotations
@@ -19,16 +21,18 @@ import functools
 from pathlib import Path
 
 from llvmlite import ir as llvm
-from numba.core import cgutils, types
+from numba.core import cgutils, ir, types
 from numba.core.extending import intrinsic
+from numba.core.ir_utils import build_definitions
 from numba.core.typing.templates import signature
 
 from .._runtime import device_by_canonical_name
 from ..compiler.backend import host_simd
 from ..compiler.kernel_api.index_space import index_add
-from . import codegen
+from . import codegen, row_loops
 from .codegen import api, assign, call, compare, for_range, if_, op
-from .regions import Region
+from .ir_values import copies
+from .regions import Region, loop_blocks, on_every_path
 from .templates import level_index, rebuild_tuples
 
 #: Consecutive iterations each work-item of a streaming loop runs (compiler/host_simd.py).
@@ -36,6 +40,9 @@ CHUNK = 1024
 #: More chunks than a launch ever has: masking the id by it tells LLVM an index is never
 #: negative (a no-op), or it keeps Numba's negative-index wraparound and vectorises nothing.
 _CHUNK_IDS = 2**40
+#: Chunks each compute unit gets at least where a row loop streams: its work-items are whole
+#: chunks of rows, and fewer would leave compute units idle (`least_iterations`).
+ROW_CHUNKS_PER_UNIT = 8
 #: The globals the template names.
 NAMESPACE = {"_dk_index_add": index_add}
 
@@ -77,6 +84,69 @@ def eligible(region: Region, range_levels: int) -> bool:
     if inner.step != 1 or not isinstance(inner.start, int) or not 0 <= inner.start < CHUNK:
         return False
     return bool(region.device) and device_by_canonical_name(region.device).is_cpu
+
+
+def mode(region: Region) -> str:
+    """The kind of streaming kernel a nest gets (host_simd.py): ROWS for a row loop whose
+    stores write the elements of the work-item's own iterations (`rows_stream`), STREAM
+    (vector code) otherwise."""
+    if row_loops.walks_rows(region) and rows_stream(region):
+        return host_simd.ROWS
+    return host_simd.STREAM
+
+
+def rows_stream(region: Region) -> bool:
+    """Whether each store of the body writes a C-contiguous array at the innermost level's
+    index, last (outer levels' indices or constants before it), once on every path through an
+    iteration and outside its inner loops (`d[i] = math.sqrt(s)` once row `i` is summed): a
+    chunk's stores then write consecutive elements, whole lines in order, and can all stream
+    (an l2-norm past the cache took 10 % less time: docs/offload.md, "Row loops")."""
+    lane = copies(region.body, region.levels[-1].index)
+    outer = set().union(*(copies(region.body, level.index) for level in region.levels[:-1]))
+    definitions = build_definitions(region.body)
+    allowed = on_every_path(region.body) - loop_blocks(region.body)
+    stored = False
+    for label, block in region.body.items():
+        for stmt in block.body:
+            if not isinstance(stmt, (ir.SetItem, ir.StaticSetItem)):
+                continue
+            param = region.params.get(stmt.target.name)
+            array = param is not None and isinstance(param.type, types.Array)
+            if label not in allowed or not array or param.type.layout != "C":
+                return False
+            index = stmt.index if isinstance(stmt, ir.SetItem) else stmt.index_var
+            if index is None or not _own_element(index, lane, outer, definitions):
+                return False
+            stored = True
+    return stored
+
+
+def _own_element(index: ir.Var, lane: set[str], outer: set[str], definitions: dict) -> bool:
+    """Whether an index is the lane's loop index, or a tuple of it last and outer levels'
+    indices or constants before it."""
+    if index.name in lane:
+        return True
+    values = definitions.get(index.name) or []
+    if len(values) != 1 or not isinstance(values[0], ir.Expr) or values[0].op != "build_tuple":
+        return False
+    *before, last = values[0].items
+    fixed = all(item.name in outer or _constant(item, definitions) for item in before)
+    return last.name in lane and fixed
+
+
+def _constant(var: ir.Var, definitions: dict) -> bool:
+    values = definitions.get(var.name) or []
+    return len(values) == 1 and isinstance(values[0], ir.Const)
+
+
+def least_iterations(region: Region, kind: str) -> int:
+    """The fewest innermost iterations a launch of a streaming kernel of `kind` takes it for:
+    a chunk, or for ROWS enough chunks of rows for ROW_CHUNKS_PER_UNIT on each of the
+    device's compute units."""
+    if kind != host_simd.ROWS:
+        return CHUNK
+    units = device_by_canonical_name(region.device).max_compute_units
+    return CHUNK * ROW_CHUNKS_PER_UNIT * units
 
 
 def params(region: Region, outer_params: list[str]) -> list[str]:

@@ -15,7 +15,10 @@ to <8 x float> stores of unknown alignment, which read every line before writing
 loop over 4095 columns then took 6-14% longer than one over 4096, and one vector at a time
 made the two as fast and the 4096² stencil 4% faster. Of "reduce" kernels the reduction's
 float update is marked `reassoc` first, so that it vectorises; they keep the interleaving
-(independent accumulators).
+(independent accumulators). Of "rows" kernels, a row loop's chunk of rows in order, every
+store to global memory is marked non-temporal, scalar or vector: the offload pass makes them
+only where each work-item's stores write consecutive elements of its own (offloading/
+streaming.py), so they fill whole lines in order.
 
 The kernel assumes what `fits` says of its arrays (whoever launches it checks), and is refused
 (a Refusal) where the vectorised code holds anything the SPIR-V back end or the runtime is not
@@ -30,14 +33,16 @@ import re
 import llvmlite.binding as ll
 import numpy as np
 
+from ...artifacts.options import HOST_SIMD_KINDS
 from ...errors import KernelCompileError
 from ...types.params import SHAPE, kernel_slots
 
 #: The alignment a host-SIMD kernel assumes of every array it is given.
 ALIGNMENT = 64
-#: The kinds of host-SIMD kernel: element-wise loops with streaming stores, and reductions
-#: (each work-item's loop reduced in vector registers, reordered as the reduction is).
-STREAM, REDUCE = "stream", "reduce"
+#: The kinds of host-SIMD kernel (artifacts/options.py): element-wise loops with streaming
+#: stores, reductions (each work-item's loop reduced in vector registers, reordered as the
+#: reduction is), and row loops whose every store streams.
+_, STREAM, REDUCE, ROWS = HOST_SIMD_KINDS
 
 #: Vector lengths SPIR-V has (Vector16 for 8 and 16, which OpenCL devices support).
 _VECTOR_LENGTHS = {2, 3, 4, 8, 16}
@@ -69,6 +74,7 @@ _GLOBAL_POINTER_PARAM = re.compile(r"ptr addrspace\(1\)( noundef)? %")
 _VECTOR_STORE = re.compile(
     r"^(\s+store <\d+ x [^>]+> [^,]+, ptr addrspace\(1\) %[-\w.$\"]+, align (\d+))", re.M
 )
+_GLOBAL_STORE = re.compile(r"^(\s+store [^,]+, ptr addrspace\(1\) %[-\w.$\"]+, align \d+)", re.M)
 
 
 @functools.cache
@@ -164,9 +170,9 @@ class Refusal(KernelCompileError):
 
 def finish(text: str, symbol: str, kernel_name: str, mode: str) -> str:
     """The optimised module as a host-SIMD kernel: with one-work-item sub-groups, and for
-    `mode` "stream" with streaming stores. A Refusal unless it is vector code made only of
-    what SPIR-V takes, with aligned vector stores ("stream") or a vector accumulator
-    ("reduce")."""
+    `mode` "stream" and "rows" with streaming stores. A Refusal unless its vector code is made
+    only of what SPIR-V takes, and it has aligned vector stores ("stream"), a vector
+    accumulator ("reduce") or stores to global memory ("rows")."""
     _check(text, kernel_name)
     if mode == STREAM:
         text, count = _VECTOR_STORE.subn(_streaming, text)
@@ -174,6 +180,10 @@ def finish(text: str, symbol: str, kernel_name: str, mode: str) -> str:
             raise Refusal(
                 f"kernel '{kernel_name}': the loop was not vectorised with aligned stores"
             )
+    elif mode == ROWS:
+        text, count = _GLOBAL_STORE.subn(r"\1, !nontemporal !{i32 1}", text)
+        if count == 0:
+            raise Refusal(f"kernel '{kernel_name}': the rows store nothing to global memory")
     elif not _VECTOR_PHI.search(text):
         raise Refusal(f"kernel '{kernel_name}': the reduction was not vectorised")
     text = _ASSUME.sub("", text)  # consumed by the optimiser; not for the back end

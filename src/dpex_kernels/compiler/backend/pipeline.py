@@ -87,7 +87,7 @@ def optimise(build: Build) -> None:
         # A streaming loop's vectors one at a time (host_simd.py: the loop's remainder is then
         # under 16 iterations); a reduction's interleaved, as independent accumulators.
         machine = host_simd.host_target_machine()
-        interleave = artifact.host_simd != host_simd.STREAM
+        interleave = artifact.host_simd == host_simd.REDUCE
         llvm.optimise(
             module, kernel, opt_level, options, machine, interleave=interleave, inline_all=False
         )
