@@ -143,3 +143,23 @@ def test_overlapping_views_of_rows_are_stored_as_numpy_stores_them(function, row
     expected = a.copy()
     function(expected, r0, r1, k)
     np.testing.assert_array_equal(dpnp.asnumpy(c), expected)
+
+
+def scale_in_place(c, k):
+    c[1:] = c[1:] * 2
+    c[k:] = c[k:] + 1
+    c[1:-1, 2] = c[1:-1, 2] * 3 - c[1:-1, 2]
+
+
+def test_the_view_stored_into_is_read_where_it_is_stored_without_a_copy():
+    """The same array with an equal index of slices and integers: each element is read where
+    it is written, so nothing is copied (a view with another index still is)."""
+    a = np.arange(48.0).reshape(8, 6)
+    offloaded = dk.offload(scale_in_place)
+    c = dpnp.asarray(a, device=CPU)
+    offloaded(c, 3)
+    expected = a.copy()
+    scale_in_place(expected, 3)
+    np.testing.assert_array_equal(dpnp.asnumpy(c), expected)
+    kinds = {k.kind for k in offloaded.inspect_kernels()}
+    assert not any("copy" in kind for kind in kinds), kinds

@@ -6,10 +6,11 @@ side's loop into the store's, so each work-item reads elements that others have 
 written, and the result depends on their order. Before the parfor passes (after typing), an
 array the right-hand side reads that is a view of the array stored into (a getitem of it, or of
 such a view) is copied first (`x.copy()`, a kernel of its own), as NumPy copies an operand
-that overlaps its output. The array itself (`c += c * 2`, `c[:] = c + 1`) is read element for
-element where it is stored and is not copied. Views of one array passed as two arguments are
-not seen here (`f(u[1:], u[:-1])`): as under `numba.njit(parallel=True)`, their order is the
-work-items'.
+that overlaps its output. The array itself (`c += c * 2`, `c[:] = c + 1`) and the very view
+stored into (`c[1:] = c[1:] * 2`: the same array and an equal index of slices and integers)
+are read element for element where they are stored and are not copied. Views of one array
+passed as two arguments are not seen here (`f(u[1:], u[:-1])`): as under
+`numba.njit(parallel=True)`, their order is the work-items'.
 """
 
 from __future__ import annotations
@@ -117,6 +118,7 @@ def _unaliased_block(state, block: ir.Block, definitions: dict) -> bool:
             if isinstance(typemap.get(v.name), types.Array)
             and v.name != target.name
             and _base(v.name, definitions) == base
+            and not _stored_view(stmt, v, definitions, typemap)
         }
         if not aliased:
             continue
@@ -140,7 +142,56 @@ def _unaliased_block(state, block: ir.Block, definitions: dict) -> bool:
     return changed
 
 
-def _prange_bodies(blocks: dict, definitions: dict) -> set[int]:
+def _stored_view(stmt, read: ir.Var, definitions: dict, typemap: dict) -> bool:
+    """Whether `read` is the view a store writes: taken from its array with an equal index of
+    slices and integers (an index array may repeat an element, which a copy must read first)."""
+    if not isinstance(stmt, (ir.SetItem, ir.StaticSetItem)):
+        return False
+    made = definitions.get(read.name) or []
+    view = made[0] if len(made) == 1 else None
+    if not (isinstance(view, ir.Expr) and view.op in ("getitem", "static_getitem")):
+        return False
+    stored = stmt.index if isinstance(stmt, ir.SetItem) else stmt.index_var
+    taken = view.index if view.op == "getitem" else view.index_var
+    if view.value.name != stmt.target.name or stored is None or taken is None:
+        return False
+    return _basic(typemap.get(stored.name)) and _equal(stored, taken, definitions)
+
+
+def _basic(index: types.Type | None) -> bool:
+    """Whether an index type is made of slices and integers only."""
+    if isinstance(index, types.BaseTuple):
+        return all(_basic(item) for item in index.types)
+    return isinstance(index, (types.SliceType, types.Integer))
+
+
+def _equal(a: ir.Var, b: ir.Var, definitions: dict, depth: int = 4) -> bool:
+    """Whether two variables hold equal values by how the IR makes them: the same variable,
+    equal constants or globals, or the same call or tuple of equal variables."""
+    if a.name == b.name:
+        return True
+    made_a, made_b = definitions.get(a.name) or [], definitions.get(b.name) or []
+    if depth == 0 or len(made_a) != 1 or len(made_b) != 1:
+        return False
+    x, y = made_a[0], made_b[0]
+    if isinstance(x, (ir.Const, ir.Global, ir.FreeVar)) and type(x) is type(y):
+        return x.value is y.value or (_plain(x.value) and x.value == y.value)
+    if not (isinstance(x, ir.Expr) and isinstance(y, ir.Expr) and x.op == y.op):
+        return False
+    if x.op == "build_tuple":
+        pairs = list(zip(x.items, y.items)) if len(x.items) == len(y.items) else None
+    elif x.op == "call" and not x.kws and not y.kws and len(x.args) == len(y.args):
+        pairs = [(x.func, y.func), *zip(x.args, y.args)]
+    else:
+        pairs = None
+    return pairs is not None and all(_equal(p, q, definitions, depth - 1) for p, q in pairs)
+
+
+def _plain(value) -> bool:
+    return value is None or type(value) in (int, float, bool, str)
+
+
+def prange_bodies(blocks: dict, definitions: dict) -> set[int]:
     """The labels of the blocks in prange loops' bodies, whose stores are each work-item's own
     (a copy there would be an allocation in a kernel)."""
     labels: set[int] = set()
@@ -178,7 +229,7 @@ class ReadsBeforeStores(FunctionPass):
     def run_pass(self, state):
         blocks = state.func_ir.blocks
         definitions = build_definitions(blocks)
-        in_prange = _prange_bodies(blocks, definitions)
+        in_prange = prange_bodies(blocks, definitions)
         changed = False
         for label, block in blocks.items():
             if label not in in_prange:

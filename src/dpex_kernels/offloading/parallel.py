@@ -1,12 +1,13 @@
-"""Parallel implementations of NumPy's (and dpnp's) reductions, `where`, `copy` and `@` for
-offloaded code, written with prange and inlined where they are called, so that Numba's
-parfor passes make kernels of them.
+"""Parallel implementations of NumPy's (and dpnp's) reductions, `where`, `copy`, `@` and
+indexing with an array of indices (`take`, indexing.py) for offloaded code, written with
+prange and inlined where they are called, so that Numba's parfor passes make kernels of them.
 
 Numba's own parallel versions cover whole-array reductions only (no `axis=`), take Python's
-`min`, which skips a NaN, where NumPy's is NaN, and leave `@`, `where` and `copy` to host code
-that allocates NumPy arrays. names.py puts these stand-ins in place of NumPy's and dpnp's
-functions and of the array methods of the same names; each overload decides, when Numba types
-the call, the result's dtype (NumPy's) and the loops for the array's dimensions and `axis`.
+`min`, which skips a NaN, where NumPy's is NaN, and leave `@`, `where`, `copy` and indexing
+with an array to host code that allocates NumPy arrays. names.py puts these stand-ins in place
+of NumPy's and dpnp's functions and of the array methods of the same names; each overload
+decides, when Numba types the call, the result's dtype (NumPy's) and the loops for the array's
+dimensions and `axis`.
 Results are USM arrays allocated like their first argument (allocation.py). As in Numba's
 own, `init_prange()` before a loop's accumulators makes them the loop's own when Numba fuses it
 with the loop before it.
@@ -24,6 +25,7 @@ from numba.core.extending import overload
 from numba.core.inline_closurecall import inline_closure_call
 from numba.parfors import parfor as numba_parfor
 
+from ..types.usm_array_type import coerced_placement
 from .allocation import STAND_INS
 from .axis_reductions import NEEDS_ELEMENTS as _NEEDS_ELEMENTS
 from .axis_reductions import REFUSE_EMPTY as _REFUSE_EMPTY
@@ -50,6 +52,7 @@ NAMES = [
     "dot",
     "matmul",
     "copy",
+    "take",
 ]
 
 
@@ -416,6 +419,64 @@ def _copy(a):
     return impl
 
 
+@numba.njit(cache=False)
+def _refuse_out_of_bounds(count):  # pragma: no cover (compiled)
+    if count:
+        raise IndexError("an index of the index array is out of bounds for the indexed array")
+
+
+def _take(a, indices):
+    """`a[indices]`, a 1-D integer array of indices into `a`'s first axis: NumPy's gather
+    (negative indices count from the end; one out of bounds is NumPy's IndexError, counted by
+    a kernel first). The result has `a`'s usm_type, the type Numba gives `a[indices]` (dpnp's
+    has the more restrictive of the two arrays')."""
+    array = _array(a, "indexing")
+    if coerced_placement((a, indices)) is None:
+        raise errors.TypingError("an array and its index array in offloaded code on two devices")
+    empty_like, refuse = _EMPTY_LIKE, _refuse_out_of_bounds
+
+    def one(a, indices):  # pragma: no cover (compiled)
+        n, m = a.shape[0], indices.shape[0]
+        outside = 0
+        for i in numba.prange(m):
+            outside += (indices[i] < -n) | (indices[i] >= n)
+        refuse(outside)
+        out = empty_like(a, shape=(m,))
+        for i in numba.prange(m):
+            k = indices[i]
+            out[i] = a[k + n if k < 0 else k]
+        return out
+
+    def two(a, indices):  # pragma: no cover (compiled)
+        n, m = a.shape[0], indices.shape[0]
+        outside = 0
+        for i in numba.prange(m):
+            outside += (indices[i] < -n) | (indices[i] >= n)
+        refuse(outside)
+        out = empty_like(a, shape=(m, a.shape[1]))
+        for i in numba.prange(m):
+            for j in numba.prange(a.shape[1]):
+                k = indices[i]
+                out[i, j] = a[k + n if k < 0 else k, j]
+        return out
+
+    def three(a, indices):  # pragma: no cover (compiled)
+        n, m = a.shape[0], indices.shape[0]
+        outside = 0
+        for i in numba.prange(m):
+            outside += (indices[i] < -n) | (indices[i] >= n)
+        refuse(outside)
+        out = empty_like(a, shape=(m, a.shape[1], a.shape[2]))
+        for i in numba.prange(m):
+            for j in numba.prange(a.shape[1]):
+                for h in numba.prange(a.shape[2]):
+                    k = indices[i]
+                    out[i, j, h] = a[k + n if k < 0 else k, j, h]
+        return out
+
+    return (one, two, three)[array.ndim - 1]
+
+
 def _product(name: str):
     def choose(a, b):
         left, right = _array(a, name), _array(b, name)
@@ -475,5 +536,6 @@ def _product(name: str):
 
 _register("where", _where)
 _register("copy", _copy)
+_register("take", _take)
 _product("dot")
 _product("matmul")

@@ -1,0 +1,84 @@
+"""Indexing a USM array with an array of indices, as NumPy's advanced indexing.
+
+Numba indexes with an array on the host, into a NumPy array it allocates, which a USM array
+cannot be. After typing, `a[indices]` with a 1-D integer array `indices` becomes offload's
+parallel gather (parallel.py, `take`): a kernel writing a new USM array on `a`'s queue. Outside
+prange bodies only (a kernel cannot allocate its result). Any other index holding an array (a
+boolean mask, several index arrays, an index array of 2 dimensions or more) is a
+KernelCompileError naming the line: their results cannot be computed on a device yet.
+"""
+
+from __future__ import annotations
+
+from numba.core import ir, types
+from numba.core.compiler_machinery import FunctionPass, register_pass
+from numba.core.ir_utils import build_definitions
+
+from ..errors import KernelCompileError
+from ..types.usm_array_type import USMArrayType
+from .aliasing import prange_bodies
+from .broadcasting import call
+from .parallel import STAND_INS_BY_NAME, inline_stand_ins
+
+
+def _gathers(index: types.Type) -> bool:
+    return (
+        isinstance(index, types.Array)
+        and index.ndim == 1
+        and isinstance(index.dtype, types.Integer)
+    )
+
+
+def _holds_array(index: types.Type) -> bool:
+    if isinstance(index, types.BaseTuple):
+        return any(_holds_array(item) for item in index.types)
+    return isinstance(index, types.Array)
+
+
+@register_pass(mutates_CFG=True, analysis_only=False)
+class IndexArrays(FunctionPass):
+    """Numba pass: `a[indices]` of a USM array as offload's gather (module docstring)."""
+
+    _name = "dpex_offload_index_arrays"
+
+    def __init__(self):
+        FunctionPass.__init__(self)
+
+    def run_pass(self, state):
+        blocks, typemap = state.func_ir.blocks, state.typemap
+        in_prange = prange_bodies(blocks, build_definitions(blocks))
+        changed = False
+        for label, block in blocks.items():
+            if label in in_prange:
+                continue
+            body = []
+            for stmt in block.body:
+                value = stmt.value if isinstance(stmt, ir.Assign) else None
+                if isinstance(value, ir.Expr) and value.op == "getitem":
+                    array, index = typemap[value.value.name], typemap[value.index.name]
+                    if isinstance(array, USMArrayType) and _holds_array(index):
+                        if not _gathers(index):
+                            _refuse(state, stmt.loc, index)
+                        stmt.value = call(
+                            state,
+                            block.scope,
+                            stmt.loc,
+                            STAND_INS_BY_NAME["take"],
+                            [value.value, value.index],
+                            body,
+                        )
+                        changed = True
+                body.append(stmt)
+            block.body = body
+        if changed:  # after the pre-parfor pass, which inlines the others
+            inline_stand_ins(state)
+            state.func_ir._definitions = build_definitions(blocks)
+        return changed
+
+
+def _refuse(state, loc: ir.Loc, index: types.Type) -> None:
+    raise KernelCompileError(
+        f"@dk.offload function '{state.func_id.func_name}' ({loc.filename}:{loc.line}): "
+        f"indexing with {index} cannot run on a device; index with a 1-D integer array "
+        f"(a[indices]), or with a boolean mask in a store (a[mask] = value)"
+    )

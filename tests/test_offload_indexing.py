@@ -1,0 +1,110 @@
+"""Indexing USM arrays with arrays of indices in offloaded functions (offloading/indexing.py):
+`a[indices]` is a gather kernel equal to NumPy's, other array indices a KernelCompileError
+naming the line."""
+
+from __future__ import annotations
+
+import dpnp
+import numpy as np
+import pytest
+from conftest import CPU
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import dpex_kernels as dk
+from dpex_kernels import KernelCompileError
+
+
+def usm(values, **kwargs):
+    return dpnp.asarray(values, device=CPU, **kwargs)
+
+
+def picked(a, indices):
+    return a[indices]
+
+
+def nearest_offsets(points, centroids, labels):
+    return points - centroids[labels]
+
+
+@pytest.mark.parametrize("shape", [(10,), (10, 3), (6, 4, 5)])
+@pytest.mark.parametrize("index_dtype", ["int64", "int32", "uint8"])
+def test_a_gather_equals_numpy(shape, index_dtype):
+    """Repeated, negative (signed types) and no indices at all, into 1-3-D arrays."""
+    a = np.random.default_rng(3).random(shape)
+    offloaded = dk.offload(picked)
+    n = shape[0]
+    signed = np.dtype(index_dtype).kind == "i"
+    cases = [[1, n - 1, 3, 3, 0], [], [-1, -n, 2] if signed else [2, 2]]
+    for indices in cases:
+        indices = np.array(indices, index_dtype)
+        got = offloaded(usm(a), usm(indices))
+        assert isinstance(got, dpnp.ndarray)
+        np.testing.assert_array_equal(dpnp.asnumpy(got), a[indices])
+    assert any(k.kind == "take()" for k in offloaded.inspect_kernels())  # a kernel, not host code
+
+
+def test_a_gather_in_an_expression_and_its_placement_follow_the_array():
+    rng = np.random.default_rng(4)
+    points, centroids = rng.random((500, 3)), rng.random((7, 3))
+    labels = rng.integers(0, 7, 500)
+    offloaded = dk.offload(nearest_offsets)
+    got = offloaded(usm(points, usm_type="shared"), usm(centroids), usm(labels))
+    np.testing.assert_allclose(dpnp.asnumpy(got), points - centroids[labels])
+    gathered = dk.offload(picked)(usm(centroids, usm_type="host"), usm(labels))
+    assert gathered.usm_type == "host" and gathered.sycl_queue == usm(centroids).sycl_queue
+
+
+@pytest.mark.parametrize("index", [10, -11, 1 << 40])
+def test_an_index_out_of_bounds_is_numpy_s_index_error(index):
+    offloaded = dk.offload(picked)
+    with pytest.raises(IndexError):
+        np.arange(10.0)[np.array([1, index])]  # NumPy's, for the same indices
+    with pytest.raises(IndexError, match="out of bounds"):
+        offloaded(usm(np.arange(10.0)), usm(np.array([1, index])))
+
+
+def masked(a):
+    return a[a > 0.5]
+
+
+def rows_and_columns(a, rows, columns):
+    return a[rows, columns]
+
+
+def by_matrix(a, indices):
+    return a[indices]
+
+
+@pytest.mark.parametrize(
+    ("function", "arguments", "named"),
+    [
+        (masked, (np.arange(4.0),), "bool"),
+        (rows_and_columns, (np.ones((3, 3)), np.array([0, 1]), np.array([1, 2])), "Tuple"),
+        (by_matrix, (np.arange(4.0), np.array([[0, 1], [2, 3]])), "int64, 2d"),
+    ],
+)
+def test_other_array_indices_are_refused_naming_the_line(function, arguments, named):
+    line = function.__code__.co_firstlineno + 1
+    with pytest.raises(KernelCompileError, match=f"test_offload_indexing.py:{line}") as error:
+        dk.offload(function)(*(usm(x) for x in arguments))
+    assert named in str(error.value) and "a[indices]" in str(error.value)
+
+
+PICKED = dk.offload(picked)
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    rows=st.integers(1, 300),
+    columns=st.integers(1, 9),
+    dtype=st.sampled_from(["float64", "float32", "int64", "int32", "bool"]),
+    data=st.data(),
+)
+def test_random_gathers_equal_numpy(rows, columns, dtype, data):
+    rng = np.random.default_rng(rows * 16 + columns)
+    a = (rng.random((rows, columns)) * 100).astype(dtype)
+    count = data.draw(st.integers(0, 400))
+    indices = rng.integers(-rows, rows, count)
+    got = PICKED(usm(a), usm(indices))
+    np.testing.assert_array_equal(dpnp.asnumpy(got), a[indices])
