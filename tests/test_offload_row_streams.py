@@ -17,6 +17,8 @@ from conftest import CPU
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from numba import prange
+from offload_programs import l2_norm_prange
+from test_offload_promotion import running_sum
 
 import dpex_kernels as dk
 from dpex_kernels.compiler.backend import host_simd
@@ -63,15 +65,8 @@ def launched_streams(function) -> list:
 
 
 def make_l2_norm():
-    @dk.offload
-    def l2_norm(a, d):
-        for i in prange(a.shape[0]):
-            s = 0.0
-            for j in range(a.shape[1]):
-                s += a[i, j] * a[i, j]
-            d[i] = np.sqrt(s)
-
-    return l2_norm
+    """The test programs' l2-norm (a dpnp.sqrt of each row's sum of squares), offloaded anew."""
+    return dk.offload(l2_norm_prange)
 
 
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
@@ -130,14 +125,6 @@ def conditional_store(a, d):
             d[i] = s
 
 
-def store_in_the_row_loop(a, d):
-    for i in prange(a.shape[0]):
-        s = 0.0
-        for j in range(a.shape[1]):
-            s += a[i, j]
-            d[i, j] = s
-
-
 def store_to_a_column(a, d):
     for i in prange(a.shape[0]):
         s = 0.0
@@ -155,7 +142,7 @@ def reference(function, a: np.ndarray, d: np.ndarray) -> np.ndarray:
 
 @pytest.mark.parametrize(
     ("function", "shape"),
-    [(conditional_store, (8,)), (store_in_the_row_loop, (8, 8)), (store_to_a_column, (8, 8))],
+    [(conditional_store, (8,)), (running_sum, (8, 8)), (store_to_a_column, (8, 8))],
     ids=["conditional", "in-the-row-loop", "column"],
 )
 def test_row_loops_whose_stores_are_not_their_own_elements_keep_the_plain_kernel(function, shape):

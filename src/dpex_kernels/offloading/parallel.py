@@ -430,51 +430,54 @@ def _take(a, indices):
     (negative indices count from the end; one out of bounds is NumPy's IndexError, counted by
     a kernel first). The result has `a`'s usm_type, the type Numba gives `a[indices]` (dpnp's
     has the more restrictive of the two arrays')."""
-    array = _array(a, "indexing")
+    _array(a, "indexing")
     if coerced_placement((a, indices)) is None:
         raise errors.TypingError("an array and its index array in offloaded code on two devices")
     empty_like, refuse = _EMPTY_LIKE, _refuse_out_of_bounds
+    shape_of, element = _gathered_shape, _gathered
 
-    def one(a, indices):  # pragma: no cover (compiled)
+    def impl(a, indices):  # pragma: no cover (compiled)
         n, m = a.shape[0], indices.shape[0]
         outside = 0
         for i in numba.prange(m):
             outside += (indices[i] < -n) | (indices[i] >= n)
         refuse(outside)
-        out = empty_like(a, shape=(m,))
-        for i in numba.prange(m):
-            k = indices[i]
-            out[i] = a[k + n if k < 0 else k]
+        out = empty_like(a, shape=shape_of(a, m))
+        for idx in numba.pndindex(out.shape):
+            out[idx] = element(a, indices, idx)
         return out
 
-    def two(a, indices):  # pragma: no cover (compiled)
-        n, m = a.shape[0], indices.shape[0]
-        outside = 0
-        for i in numba.prange(m):
-            outside += (indices[i] < -n) | (indices[i] >= n)
-        refuse(outside)
-        out = empty_like(a, shape=(m, a.shape[1]))
-        for i in numba.prange(m):
-            for j in numba.prange(a.shape[1]):
-                k = indices[i]
-                out[i, j] = a[k + n if k < 0 else k, j]
-        return out
+    return impl
 
-    def three(a, indices):  # pragma: no cover (compiled)
-        n, m = a.shape[0], indices.shape[0]
-        outside = 0
-        for i in numba.prange(m):
-            outside += (indices[i] < -n) | (indices[i] >= n)
-        refuse(outside)
-        out = empty_like(a, shape=(m, a.shape[1], a.shape[2]))
-        for i in numba.prange(m):
-            for j in numba.prange(a.shape[1]):
-                for h in numba.prange(a.shape[2]):
-                    k = indices[i]
-                    out[i, j, h] = a[k + n if k < 0 else k, j, h]
-        return out
 
-    return (one, two, three)[array.ndim - 1]
+def _gathered_shape(a, m):
+    """(m, *a.shape[1:]) (typed: its overload)."""
+
+
+@overload(_gathered_shape)
+def _gathered_shape_overload(a, m):
+    return lambda a, m: (m,) + a.shape[1:]
+
+
+def _gathered(a, indices, idx):
+    """Element idx of a[indices] (typed: its overload)."""
+
+
+@overload(_gathered)
+def _gathered_overload(a, indices, idx):
+    if isinstance(idx, types.Integer):  # the index of a 1-D loop
+
+        def item(a, indices, idx):  # pragma: no cover (compiled)
+            k = indices[idx]
+            return a[k + a.shape[0] if k < 0 else k]
+
+        return item
+
+    def element(a, indices, idx):  # pragma: no cover (compiled)
+        k = indices[idx[0]]
+        return a[(k + a.shape[0] if k < 0 else k,) + idx[1:]]
+
+    return element
 
 
 def _product(name: str):
