@@ -76,12 +76,17 @@ def by_matrix(a, indices):
     return a[indices]
 
 
+def by_host_indices(a):
+    return a[np.arange(2)]
+
+
 @pytest.mark.parametrize(
     ("function", "arguments", "named"),
     [
         (masked, (np.arange(4.0),), "bool"),
         (rows_and_columns, (np.ones((3, 3)), np.array([0, 1]), np.array([1, 2])), "Tuple"),
         (by_matrix, (np.arange(4.0), np.array([[0, 1], [2, 3]])), "int64, 2d"),
+        (by_host_indices, (np.arange(4.0),), "array(int64, 1d, C)"),
     ],
 )
 def test_other_array_indices_are_refused_naming_the_line(function, arguments, named):

@@ -22,11 +22,9 @@ from .parallel import STAND_INS_BY_NAME, inline_stand_ins
 
 
 def _gathers(index: types.Type) -> bool:
-    return (
-        isinstance(index, types.Array)
-        and index.ndim == 1
-        and isinstance(index.dtype, types.Integer)
-    )
+    """Whether an index is a 1-D integer USM array (a NumPy array's memory is the host's)."""
+    integers = isinstance(index, USMArrayType) and isinstance(index.dtype, types.Integer)
+    return integers and index.ndim == 1
 
 
 def _holds_array(index: types.Type) -> bool:
