@@ -1,6 +1,6 @@
-"""Indexing USM arrays with arrays of indices in offloaded functions (offloading/indexing.py):
-`a[indices]` is a gather kernel equal to NumPy's, other array indices a KernelCompileError
-naming the line."""
+"""Indexing USM arrays with arrays in offloaded functions (offloading/indexing.py): `a[indices]`
+is a gather and `x[mask]` a selection, kernels equal to NumPy's; other array indices are a
+KernelCompileError naming the line."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 import dpex_kernels as dk
 from dpex_kernels import KernelCompileError
+from dpex_kernels.offloading.parallel import COMPRESS_CHUNK
 
 
 def usm(values, **kwargs):
@@ -68,6 +69,10 @@ def masked(a):
     return a[a > 0.5]
 
 
+def masked_rows(a):
+    return a[a > 0.5]
+
+
 def rows_and_columns(a, rows, columns):
     return a[rows, columns]
 
@@ -83,7 +88,7 @@ def by_host_indices(a):
 @pytest.mark.parametrize(
     ("function", "arguments", "named"),
     [
-        (masked, (np.arange(4.0),), "bool"),
+        (masked_rows, (np.ones((2, 2)),), "bool, 2d"),
         (rows_and_columns, (np.ones((3, 3)), np.array([0, 1]), np.array([1, 2])), "Tuple"),
         (by_matrix, (np.arange(4.0), np.array([[0, 1], [2, 3]])), "int64, 2d"),
         (by_host_indices, (np.arange(4.0),), "array(int64, 1d, C)"),
@@ -113,3 +118,36 @@ def test_random_gathers_equal_numpy(rows, columns, dtype, data):
     indices = rng.integers(-rows, rows, count)
     got = PICKED(usm(a), usm(indices))
     np.testing.assert_array_equal(dpnp.asnumpy(got), a[indices])
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    n=st.integers(0, 3 * COMPRESS_CHUNK + 5),
+    share=st.sampled_from([0.0, 0.01, 0.5, 1.0]),
+    dtype=st.sampled_from(["float64", "float32", "int64", "int32"]),
+)
+def test_random_selections_equal_numpy(n, share, dtype):
+    """None, a few, half or all of the elements, in up to three chunks and a partial one."""
+    rng = np.random.default_rng(n)
+    x = (rng.random(n) * 100).astype(dtype)
+    mask = rng.random(n) < share
+    got = SELECTED(usm(x), usm(mask))
+    np.testing.assert_array_equal(dpnp.asnumpy(got), x[mask])
+
+
+def selected(x, mask):
+    return x[mask]
+
+
+SELECTED = dk.offload(selected)
+
+
+def test_a_selection_is_a_kernel_and_a_mask_of_another_length_numpy_s_index_error():
+    x = np.arange(10.0)
+    offloaded = dk.offload(masked)
+    np.testing.assert_array_equal(dpnp.asnumpy(offloaded(usm(x))), x[x > 0.5])
+    assert any(k.kind == "compress()" for k in offloaded.inspect_kernels())
+    with pytest.raises(IndexError):
+        x[np.ones(4, bool)]  # NumPy's, for the same lengths
+    with pytest.raises(IndexError, match="length does not match"):
+        SELECTED(usm(x), usm(np.ones(4, bool)))

@@ -1,11 +1,12 @@
-"""Indexing a USM array with an array of indices, as NumPy's advanced indexing.
+"""Indexing a USM array with an array, as NumPy's advanced indexing.
 
 Numba indexes with an array on the host, into a NumPy array it allocates, which a USM array
-cannot be. After typing, `a[indices]` with a 1-D integer array `indices` becomes offload's
-parallel gather (parallel.py, `take`): a kernel writing a new USM array on `a`'s queue. Outside
-prange bodies only (a kernel cannot allocate its result). Any other index holding an array (a
-boolean mask, several index arrays, an index array of 2 dimensions or more) is a
-KernelCompileError naming the line: their results cannot be computed on a device yet.
+cannot be. After typing, `a[indices]` with a 1-D integer USM array `indices` becomes offload's
+parallel gather and `x[mask]` of a 1-D array and a 1-D boolean USM mask its parallel selection
+(parallel.py, `take` and `compress`): kernels writing a new USM array on the array's queue.
+Outside prange bodies only (a kernel cannot allocate its result). Any other index holding an
+array (a mask of 2 dimensions or more, several index arrays, an index array of 2 dimensions, a
+NumPy array) is a KernelCompileError naming the line.
 """
 
 from __future__ import annotations
@@ -27,6 +28,13 @@ def _gathers(index: types.Type) -> bool:
     return integers and index.ndim == 1
 
 
+def _selects(array: types.Type, index: types.Type) -> bool:
+    """Whether an array and its index are 1-D, the index a boolean USM array. (Numba types
+    a mask of 2 dimensions or more as integer indices, a result of the wrong rank.)"""
+    booleans = isinstance(index, USMArrayType) and isinstance(index.dtype, types.Boolean)
+    return booleans and index.ndim == array.ndim == 1
+
+
 def _holds_array(index: types.Type) -> bool:
     if isinstance(index, types.BaseTuple):
         return any(_holds_array(item) for item in index.types)
@@ -35,7 +43,8 @@ def _holds_array(index: types.Type) -> bool:
 
 @register_pass(mutates_CFG=True, analysis_only=False)
 class IndexArrays(FunctionPass):
-    """Numba pass: `a[indices]` of a USM array as offload's gather (module docstring)."""
+    """Numba pass: `a[indices]` and `x[mask]` of USM arrays as offload's gather and selection
+    (module docstring)."""
 
     _name = "dpex_offload_index_arrays"
 
@@ -55,16 +64,14 @@ class IndexArrays(FunctionPass):
                 if isinstance(value, ir.Expr) and value.op == "getitem":
                     array, index = typemap[value.value.name], typemap[value.index.name]
                     if isinstance(array, USMArrayType) and _holds_array(index):
-                        if not _gathers(index):
+                        if _gathers(index):
+                            stand_in = STAND_INS_BY_NAME["take"]
+                        elif _selects(array, index):
+                            stand_in = STAND_INS_BY_NAME["compress"]
+                        else:
                             _refuse(state, stmt.loc, index)
-                        stmt.value = call(
-                            state,
-                            block.scope,
-                            stmt.loc,
-                            STAND_INS_BY_NAME["take"],
-                            [value.value, value.index],
-                            body,
-                        )
+                        arguments = [value.value, value.index]
+                        stmt.value = call(state, block.scope, stmt.loc, stand_in, arguments, body)
                         changed = True
                 body.append(stmt)
             block.body = body
@@ -78,5 +85,6 @@ def _refuse(state, loc: ir.Loc, index: types.Type) -> None:
     raise KernelCompileError(
         f"@dk.offload function '{state.func_id.func_name}' ({loc.filename}:{loc.line}): "
         f"indexing with {index} cannot run on a device; index with a 1-D integer array "
-        f"(a[indices]), or with a boolean mask in a store (a[mask] = value)"
+        f"(a[indices]), a 1-D boolean mask of a 1-D array (x[mask]), or with a boolean mask "
+        f"in a store (a[mask] = value)"
     )

@@ -53,6 +53,7 @@ NAMES = [
     "matmul",
     "copy",
     "take",
+    "compress",
 ]
 
 
@@ -480,6 +481,58 @@ def _gathered_overload(a, indices, idx):
     return element
 
 
+#: Elements each work-item of a boolean selection counts, then copies (`_compress`).
+COMPRESS_CHUNK = 4096
+
+
+@numba.njit(cache=False)
+def _refuse_other_shape(a_shape, mask_shape):  # pragma: no cover (compiled)
+    if a_shape != mask_shape:
+        raise IndexError("the boolean index's length does not match the indexed array's")
+
+
+def _compress(a, mask):
+    """`a[mask]` of a 1-D array and mask: its elements where the mask is true, in order, as
+    NumPy selects them (another length is NumPy's IndexError). Work-item c counts the true
+    elements of its chunk of COMPRESS_CHUNK, one work-item sums the counts before each chunk,
+    and work-item c copies its chunk's elements from there."""
+    _array(a, "indexing")
+    if coerced_placement((a, mask)) is None:
+        raise errors.TypingError("an array and its boolean index in offloaded code on two devices")
+    empty_like, refuse = _EMPTY_LIKE, _refuse_other_shape
+    chunk = COMPRESS_CHUNK
+
+    def impl(a, mask):  # pragma: no cover (compiled)
+        refuse(a.shape, mask.shape)
+        n = a.size
+        chunks = (n + chunk - 1) // chunk
+        counts = empty_like(mask, dtype=np.intp, shape=(chunks,))
+        for c in numba.prange(chunks):
+            found = 0
+            for t in range(c * chunk, min(n, c * chunk + chunk)):
+                found += mask[t]
+            counts[c] = found
+        starts = empty_like(counts)
+        for _ in numba.prange(1):
+            total = 0
+            for c in range(chunks):
+                starts[c] = total
+                total += counts[c]
+        selected = 0
+        for c in numba.prange(chunks):
+            selected += counts[c]
+        out = empty_like(a, shape=(selected,))
+        for c in numba.prange(chunks):
+            position = starts[c]
+            for t in range(c * chunk, min(n, c * chunk + chunk)):
+                if mask[t]:
+                    out[position] = a[t]
+                    position += 1
+        return out
+
+    return impl
+
+
 def _product(name: str):
     def choose(a, b):
         left, right = _array(a, name), _array(b, name)
@@ -540,5 +593,6 @@ def _product(name: str):
 _register("where", _where)
 _register("copy", _copy)
 _register("take", _take)
+_register("compress", _compress)
 _product("dot")
 _product("matmul")
