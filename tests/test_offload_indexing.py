@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 import dpex_kernels as dk
 from dpex_kernels import KernelCompileError
+from dpex_kernels.offloading import names
 from dpex_kernels.offloading.parallel import COMPRESS_CHUNK
 
 
@@ -151,3 +152,10 @@ def test_a_selection_is_a_kernel_and_a_mask_of_another_length_numpy_s_index_erro
         x[np.ones(4, bool)]  # NumPy's, for the same lengths
     with pytest.raises(IndexError, match="length does not match"):
         SELECTED(usm(x), usm(np.ones(4, bool)))
+
+
+def test_numpy_s_take_and_compress_are_not_the_indexing_kernels():
+    """np.take flattens without axis= and np.compress takes the condition first: offload's
+    gather and selection stand for `a[indices]` and `x[mask]` only."""
+    for function in (np.take, np.compress, dpnp.take, dpnp.compress):
+        assert names.replacement(function) is None

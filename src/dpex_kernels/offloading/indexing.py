@@ -11,6 +11,8 @@ NumPy array) is a KernelCompileError naming the line.
 
 from __future__ import annotations
 
+from typing import NoReturn
+
 from numba.core import ir, types
 from numba.core.compiler_machinery import FunctionPass, register_pass
 from numba.core.ir_utils import build_definitions
@@ -81,7 +83,7 @@ class IndexArrays(FunctionPass):
         return changed
 
 
-def _refuse(state, loc: ir.Loc, index: types.Type) -> None:
+def _refuse(state, loc: ir.Loc, index: types.Type) -> NoReturn:
     raise KernelCompileError(
         f"@dk.offload function '{state.func_id.func_name}' ({loc.filename}:{loc.line}): "
         f"indexing with {index} cannot run on a device; index with a 1-D integer array "

@@ -22,7 +22,7 @@ from ..errors import KernelCompileError
 from ..types.usm_array_type import USMArrayType
 from .allocation import STAND_INS, SyclQueueType
 from .ir_values import resolve
-from .parallel import REDUCTIONS, STAND_INS_BY_NAME
+from .parallel import OWN_NAMES, REDUCTIONS, STAND_INS_BY_NAME
 
 #: dpnp's functions that are NumPy's of the same name on USM arrays.
 _SAME_AS_NUMPY = ["vdot", "clip", "square", "reshape", "ravel", "transpose"]
@@ -45,6 +45,8 @@ def _table() -> dict[int, object]:
     for dpnp_function, stand_in in STAND_INS.items():
         table[id(dpnp_function)] = stand_in
     for name, stand_in in STAND_INS_BY_NAME.items():
+        if name in OWN_NAMES:
+            continue
         for module in (np, dpnp):
             if hasattr(module, name):
                 table[id(getattr(module, name))] = stand_in

@@ -52,9 +52,10 @@ NAMES = [
     "dot",
     "matmul",
     "copy",
-    "take",
-    "compress",
 ]
+#: Offload's own operations, which no NumPy or dpnp function of their name stands for
+#: (indexing.py: `a[indices]` and `x[mask]`; np.take and np.compress mean other things).
+OWN_NAMES = ["take", "compress"]
 
 
 def _stand_in(name: str):
@@ -67,7 +68,7 @@ def _stand_in(name: str):
 
 #: name -> the function offloaded code calls for NumPy's or dpnp's `name` (or the method); a
 #: reduction's takes (array, axis), None where no axis is given (names.py).
-STAND_INS_BY_NAME = {name: _stand_in(name) for name in NAMES}
+STAND_INS_BY_NAME = {name: _stand_in(name) for name in NAMES + OWN_NAMES}
 STAND_INS_BY_NAME.update(amin=STAND_INS_BY_NAME["min"], amax=STAND_INS_BY_NAME["max"])
 
 

@@ -31,7 +31,7 @@ from ..compiler.backend import host_simd
 from ..compiler.kernel_api.index_space import index_add
 from . import codegen, row_loops
 from .codegen import api, assign, call, compare, for_range, if_, op
-from .ir_values import copies
+from .ir_values import copies, resolve
 from .regions import Region, loop_blocks, on_every_path
 from .templates import level_index, rebuild_tuples
 
@@ -130,13 +130,10 @@ def _own_element(index: ir.Var, lane: set[str], outer: set[str], definitions: di
     if len(values) != 1 or not isinstance(values[0], ir.Expr) or values[0].op != "build_tuple":
         return False
     *before, last = values[0].items
-    fixed = all(item.name in outer or _constant(item, definitions) for item in before)
+    fixed = all(
+        item.name in outer or isinstance(resolve(definitions, item), int) for item in before
+    )
     return last.name in lane and fixed
-
-
-def _constant(var: ir.Var, definitions: dict) -> bool:
-    values = definitions.get(var.name) or []
-    return len(values) == 1 and isinstance(values[0], ir.Const)
 
 
 def least_iterations(region: Region, kind: str) -> int:
