@@ -327,6 +327,30 @@ def _kmeans_inputs(rng):
     return points, points[:4].copy(), np.zeros(200, np.int64), np.zeros((4, 2))
 
 
+def kmeans_inertia(points, centroids, labels):
+    offsets = points - centroids[labels]
+    return (offsets * offsets).sum()
+
+
+def _kmeans_inertia(points, centroids, labels):
+    offsets = points - centroids[labels]
+    return (offsets * offsets).sum()
+
+
+def _inertia_inputs(rng):
+    return rng.random((300, 3)), rng.random((5, 3)), rng.integers(0, 5, 300)
+
+
+def outlier_mean(x, limit):
+    far = x[np.abs(x - x.mean()) > limit]
+    return far.sum() / max(far.shape[0], 1)
+
+
+def _outlier_mean(x, limit):
+    far = x[np.abs(x - x.mean()) > limit]
+    return far.sum() / max(far.shape[0], 1)
+
+
 def gpairs(x1, y1, z1, w1, x2, y2, z2, w2, rbins):
     counts = dpnp.zeros((x1.shape[0], rbins.shape[0]), dtype=w1.dtype, device=x1.device)
     for i in prange(x1.shape[0]):
@@ -548,6 +572,8 @@ PROGRAMS = [
     Program(pairwise_distance_dpnp, _points, _pairwise_distance_dpnp, rtol=1e-7),
     Program(stencil_nest, lambda rng: (rng.random((40, 30)), np.zeros((40, 30))), _stencil_nest),
     Program(kmeans_step, _kmeans_inputs, _kmeans_step),
+    Program(kmeans_inertia, _inertia_inputs, _kmeans_inertia, rtol=1e-9),
+    Program(outlier_mean, lambda rng: (rng.normal(size=5000), 2.0), _outlier_mean, rtol=1e-9),
     Program(gpairs, _gpairs_inputs, _gpairs),
     Program(rambo, _rambo_inputs, _rambo),
     Program(knn, _knn_inputs, _knn),
