@@ -154,8 +154,72 @@ def test_a_selection_is_a_kernel_and_a_mask_of_another_length_numpy_s_index_erro
         SELECTED(usm(x), usm(np.ones(4, bool)))
 
 
-def test_numpy_s_take_and_compress_are_not_the_indexing_kernels():
-    """np.take flattens without axis= and np.compress takes the condition first: offload's
-    gather and selection stand for `a[indices]` and `x[mask]` only."""
-    for function in (np.take, np.compress, dpnp.take, dpnp.compress):
+def test_numpy_s_take_put_and_compress_are_not_the_indexing_kernels():
+    """np.take and np.put flatten without axis= and np.compress takes the condition first:
+    offload's gather, scatter and selection stand for `a[indices]` (and its store) and
+    `x[mask]` only."""
+    for function in (np.take, np.put, np.compress, dpnp.take, dpnp.put, dpnp.compress):
         assert names.replacement(function) is None
+
+
+def scatter(a, indices, value):
+    a[indices] = value
+
+
+SCATTER = dk.offload(scatter)
+
+
+@pytest.mark.parametrize("shape", [(10,), (10, 3), (6, 4, 5)])
+def test_a_scatter_equals_numpy_and_a_repeated_index_keeps_its_last_value(shape):
+    rng = np.random.default_rng(5)
+    indices = np.array([1, -1, 3, 3, 0, 1])
+    for value in (2.5, rng.random((indices.size, *shape[1:]))):
+        a = rng.random(shape)
+        device = usm(a)
+        SCATTER(device, usm(indices), usm(value) if isinstance(value, np.ndarray) else value)
+        expected = a.copy()
+        expected[indices] = value
+        np.testing.assert_array_equal(dpnp.asnumpy(device), expected)
+    assert any(k.kind == "put()" for k in SCATTER.inspect_kernels())  # kernels, not host code
+
+
+def test_a_scatter_s_errors_are_numpy_s():
+    a, indices = np.zeros(10), np.array([1, 2])
+    with pytest.raises(IndexError):
+        a[np.array([1, 10])] = 1.0  # NumPy's, for the same indices
+    with pytest.raises(IndexError, match="out of bounds"):
+        SCATTER(usm(a), usm(np.array([1, 10])), 1.0)
+    with pytest.raises(ValueError):
+        a[indices] = np.ones(3)  # NumPy's, for the same shapes
+    with pytest.raises(ValueError, match="shape mismatch"):
+        SCATTER(usm(a), usm(indices), usm(np.ones(3)))
+    assert not dpnp.asnumpy(usm(a)).any()
+
+
+def store_by_matrix(a, indices):
+    a[indices] = 1.0
+
+
+def test_a_store_with_another_array_index_is_refused_naming_the_line():
+    line = store_by_matrix.__code__.co_firstlineno + 1
+    with pytest.raises(KernelCompileError, match=f"test_offload_indexing.py:{line}"):
+        dk.offload(store_by_matrix)(usm(np.zeros(4)), usm(np.array([[0, 1], [2, 3]])))
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    rows=st.integers(1, 50),
+    columns=st.integers(1, 5),
+    count=st.integers(0, 200),
+    dtype=st.sampled_from(["float64", "int64", "int32"]),
+)
+def test_random_scatters_with_repeated_indices_equal_numpy(rows, columns, count, dtype):
+    """Many more indices than rows: most repeat, and the last value stored must win."""
+    rng = np.random.default_rng(rows * 1000 + count)
+    a = rng.integers(0, 100, (rows, columns)).astype(dtype)
+    indices = rng.integers(-rows, rows, count)
+    value = rng.integers(0, 100, (count, columns)).astype(dtype)
+    device = usm(a)
+    SCATTER(device, usm(indices), usm(value))
+    a[indices] = value
+    np.testing.assert_array_equal(dpnp.asnumpy(device), a)

@@ -1,12 +1,14 @@
 """Indexing a USM array with an array, as NumPy's advanced indexing.
 
 Numba indexes with an array on the host, into a NumPy array it allocates, which a USM array
-cannot be. After typing, `a[indices]` with a 1-D integer USM array `indices` becomes offload's
-parallel gather and `x[mask]` of a 1-D array and a 1-D boolean USM mask its parallel selection
-(parallel.py, `take` and `compress`): kernels writing a new USM array on the array's queue.
-Outside prange bodies only (a kernel cannot allocate its result). Any other index holding an
-array (a mask of 2 dimensions or more, several index arrays, an index array of 2 dimensions, a
-NumPy array) is a KernelCompileError naming the line.
+cannot be, and stores with one on the host, which cannot reach a GPU's device memory. After
+typing, `a[indices]` with a 1-D integer USM array `indices` becomes offload's parallel gather,
+`a[indices] = value` its scatter, and `x[mask]` of a 1-D array and a 1-D boolean USM mask its
+parallel selection (parallel.py, `take`, `put` and `compress`): kernels on the array's queue.
+Outside prange bodies only (a kernel cannot allocate a result). Any other index holding an
+array (a mask of 2 dimensions or more in a read, several index arrays, an index array of 2
+dimensions, a NumPy array) is a KernelCompileError naming the line; a mask's store
+(`a[mask] = 0`) is Numba's parfor already.
 """
 
 from __future__ import annotations
@@ -45,8 +47,8 @@ def _holds_array(index: types.Type) -> bool:
 
 @register_pass(mutates_CFG=True, analysis_only=False)
 class IndexArrays(FunctionPass):
-    """Numba pass: `a[indices]` and `x[mask]` of USM arrays as offload's gather and selection
-    (module docstring)."""
+    """Numba pass: `a[indices]`, `a[indices] = value` and `x[mask]` of USM arrays as offload's
+    gather, scatter and selection (module docstring)."""
 
     _name = "dpex_offload_index_arrays"
 
@@ -62,6 +64,12 @@ class IndexArrays(FunctionPass):
                 continue
             body = []
             for stmt in block.body:
+                if isinstance(stmt, ir.SetItem) and _scatters(state, stmt):
+                    arguments = [stmt.target, stmt.index, stmt.value]
+                    put = STAND_INS_BY_NAME["put"]
+                    call(state, block.scope, stmt.loc, put, arguments, body)
+                    changed = True
+                    continue
                 value = stmt.value if isinstance(stmt, ir.Assign) else None
                 if isinstance(value, ir.Expr) and value.op == "getitem":
                     array, index = typemap[value.value.name], typemap[value.index.name]
@@ -81,6 +89,19 @@ class IndexArrays(FunctionPass):
             inline_stand_ins(state)
             state.func_ir._definitions = build_definitions(blocks)
         return changed
+
+
+def _scatters(state, stmt: ir.SetItem) -> bool:
+    """Whether a store into a USM array is `a[indices] = value` (a boolean mask's store is
+    Numba's parfor already); a KernelCompileError for other indices holding arrays."""
+    array, index = state.typemap[stmt.target.name], state.typemap[stmt.index.name]
+    if not isinstance(array, USMArrayType) or not _holds_array(index):
+        return False
+    if _gathers(index):
+        return True
+    if isinstance(index, USMArrayType) and isinstance(index.dtype, types.Boolean):
+        return False
+    _refuse(state, stmt.loc, index)
 
 
 def _refuse(state, loc: ir.Loc, index: types.Type) -> NoReturn:

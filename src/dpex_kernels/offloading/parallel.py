@@ -1,5 +1,5 @@
 """Parallel implementations of NumPy's (and dpnp's) reductions, `where`, `copy`, `@` and
-indexing with an array of indices (`take`, indexing.py) for offloaded code, written with
+indexing with an array (`take`, `put`, `compress`: indexing.py) for offloaded code, written with
 prange and inlined where they are called, so that Numba's parfor passes make kernels of them.
 
 Numba's own parallel versions cover whole-array reductions only (no `axis=`), take Python's
@@ -54,8 +54,8 @@ NAMES = [
     "copy",
 ]
 #: Offload's own operations, which no NumPy or dpnp function of their name stands for
-#: (indexing.py: `a[indices]` and `x[mask]`; np.take and np.compress mean other things).
-OWN_NAMES = ["take", "compress"]
+#: (indexing.py: `a[indices]`, its store and `x[mask]`; np.take, np.put and np.compress differ).
+OWN_NAMES = ["take", "put", "compress"]
 
 
 def _stand_in(name: str):
@@ -482,6 +482,91 @@ def _gathered_overload(a, indices, idx):
     return element
 
 
+def _check_values(value, wanted):
+    """A ValueError unless an array of values has the shape `wanted` (typed: its overload)."""
+
+
+@overload(_check_values)
+def _check_values_overload(value, wanted):
+    if not isinstance(value, types.Array):
+        return lambda value, wanted: None
+
+    def check(value, wanted):  # pragma: no cover (compiled)
+        if value.shape != wanted:
+            raise ValueError("shape mismatch: the value array's shape is not the indexed elements'")
+
+    return check
+
+
+def _put(a, indices, value):
+    """`a[indices] = value`, a 1-D integer array of indices into `a`'s first axis: NumPy's
+    scatter, its indices checked as `_take`'s. A scalar is stored by a kernel, a work-item
+    for each index; an array of the indexed elements' shape (indices.shape[0], *a.shape[1:])
+    by one work-item, in order, so that a repeated index keeps its last value, as in NumPy
+    (another shape is a ValueError)."""
+    _array(a, "indexing")
+    if coerced_placement((a, indices, value)) is None:
+        raise errors.TypingError(
+            "an array, its index array and the value stored in offloaded code are USM arrays "
+            "on one device"
+        )
+    in_order = isinstance(value, types.Array)
+    if in_order and value.ndim != a.ndim:
+        raise errors.TypingError(
+            "a[indices] = value in an offloaded function takes a scalar or an array of the "
+            "indexed elements' shape"
+        )
+    refuse, check, shape_of, store = (
+        _refuse_out_of_bounds,
+        _check_values,
+        _gathered_shape,
+        _scattered_row,
+    )
+
+    def impl(a, indices, value):  # pragma: no cover (compiled)
+        n, m = a.shape[0], indices.shape[0]
+        outside = 0
+        for i in numba.prange(m):
+            outside += (indices[i] < -n) | (indices[i] >= n)
+        refuse(outside)
+        check(value, shape_of(a, m))
+        rounds, each = (1, m) if in_order else (m, 1)
+        for r in numba.prange(rounds):
+            for i in range(r * each, r * each + each):
+                store(a, indices, i, value)
+
+    return impl
+
+
+def _scattered_row(a, indices, i, value):
+    """a[indices[i]] = value[i], or the scalar value, element by element (typed: its
+    overload)."""
+
+
+@overload(_scattered_row)
+def _scattered_row_overload(a, indices, i, value):
+    at = _at
+
+    def item(a, indices, i, value):  # pragma: no cover (compiled)
+        k = indices[i]
+        a[k + a.shape[0] if k < 0 else k] = at(value, i)
+
+    def row(a, indices, i, value):  # pragma: no cover (compiled)
+        k = indices[i]
+        k = k + a.shape[0] if k < 0 else k
+        for j in range(a.shape[1]):
+            a[k, j] = at(value, (i, j))
+
+    def plane(a, indices, i, value):  # pragma: no cover (compiled)
+        k = indices[i]
+        k = k + a.shape[0] if k < 0 else k
+        for j in range(a.shape[1]):
+            for h in range(a.shape[2]):
+                a[k, j, h] = at(value, (i, j, h))
+
+    return (item, row, plane)[a.ndim - 1]
+
+
 #: Elements each work-item of a boolean selection counts, then copies (`_compress`).
 COMPRESS_CHUNK = 4096
 
@@ -594,6 +679,7 @@ def _product(name: str):
 _register("where", _where)
 _register("copy", _copy)
 _register("take", _take)
+_register("put", _put)
 _register("compress", _compress)
 _product("dot")
 _product("matmul")

@@ -7,8 +7,8 @@ pass of its own:
 - before typing, dpnp's names become NumPy's and offload's (names.py);
 - typing makes element-wise results of USM arrays USM arrays (types.usm_array_type), a store
   copies first the views of its array that its value reads (aliasing.py), `c[:] = e` has a
-  slice for each dimension of `e` (slice_assignments.py), and `a[indices]` and `x[mask]` are a
-  gather and a selection (indexing.py);
+  slice for each dimension of `e` (slice_assignments.py), and `a[indices]`,
+  `a[indices] = value` and `x[mask]` are a gather, a scatter and a selection (indexing.py);
 - Numba's parallel implementations of NumPy functions are offload's where they differ
   (parallel.py: reductions with `axis=`, `@`), and the arrays parfors allocate are USM arrays
   on their inputs' queue (device_allocations.py);
@@ -97,7 +97,7 @@ class OffloadCompiler(compiler.CompilerBase):
                 pipeline.add_pass(ReadsBeforeStores, "views a store reads of its array copied")
                 pipeline.add_pass(RuntimeBroadcasts, "run-time size-1 dimensions broadcast")
                 pipeline.add_pass(SliceAssignments, "c[:] = e with a slice per dimension of e")
-                pipeline.add_pass(IndexArrays, "a[indices], x[mask] as kernels")
+                pipeline.add_pass(IndexArrays, "a[indices], x[mask] and stores as kernels")
             if pass_class is typed_passes.ParforPreLoweringPass:
                 pipeline.add_pass(
                     device_allocations.DeviceAllocations, "parfors' arrays allocated as USM arrays"
