@@ -28,7 +28,7 @@ from numba.core.typing.templates import signature
 from numba.parfors.parfor import internal_prange
 
 from .broadcasting import call, leaves, replace
-from .ir_values import resolve
+from .ir_values import access, resolve
 from .parallel import STAND_INS_BY_NAME, inline_stand_ins
 
 
@@ -87,7 +87,7 @@ def retype_store(state, stmt) -> None:
         arguments = (typemap[key.lhs.name], typemap[key.rhs.name])
     else:
         key, function = stmt, operator.setitem
-        index = stmt.index if isinstance(stmt, ir.SetItem) else stmt.index_var
+        _, index = access(stmt)
         arguments = (typemap[stmt.target.name], typemap[index.name], typemap[stmt.value.name])
     state.calltypes.pop(key)  # a dict that refuses to overwrite
     state.calltypes[key] = typingctx.resolve_function_type(function, arguments, {})
@@ -151,7 +151,7 @@ def _stored_view(stmt, read: ir.Var, definitions: dict, typemap: dict) -> bool:
     view = made[0] if len(made) == 1 else None
     if not (isinstance(view, ir.Expr) and view.op in ("getitem", "static_getitem")):
         return False
-    stored = stmt.index if isinstance(stmt, ir.SetItem) else stmt.index_var
+    _, stored = access(stmt)
     taken = view.index if view.op == "getitem" else view.index_var
     if view.value.name != stmt.target.name or stored is None or taken is None:
         return False

@@ -34,6 +34,7 @@ from numba.parfors.parfor import Parfor
 
 from .aliasing import retype_store
 from .broadcasting import broadcast_view, call
+from .ir_values import access
 
 #: state.metadata's key of the full slices the padding added (their variables' names)
 _FULL_SLICES = "dk_full_slices"
@@ -120,7 +121,7 @@ def _padded(state, stmt, definitions: dict) -> list[ir.Stmt] | None:
     value_type = typemap[stmt.value.name]
     if not isinstance(target_type, types.Array) or not isinstance(value_type, types.Array):
         return None
-    index = stmt.index if isinstance(stmt, ir.SetItem) else stmt.index_var
+    _, index = access(stmt)
     if index is None:
         return None
     items = _items(index, typemap[index.name], definitions)

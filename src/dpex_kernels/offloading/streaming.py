@@ -31,7 +31,7 @@ from ..compiler.backend import host_simd
 from ..compiler.kernel_api.index_space import index_add
 from . import codegen, row_loops
 from .codegen import api, assign, call, compare, for_range, if_, op
-from .ir_values import copies, resolve
+from .ir_values import access, copies, resolve
 from .regions import Region, loop_blocks, on_every_path
 from .templates import level_index, rebuild_tuples
 
@@ -114,7 +114,7 @@ def rows_stream(region: Region) -> bool:
             array = param is not None and isinstance(param.type, types.Array)
             if label not in allowed or not array or param.type.layout != "C":
                 return False
-            index = stmt.index if isinstance(stmt, ir.SetItem) else stmt.index_var
+            _, index = access(stmt)
             if index is None or not _own_element(index, lane, outer, definitions):
                 return False
             stored = True
