@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 import dpex_kernels as dk
 from dpex_kernels import KernelCompileError
 from dpex_kernels.offloading import names
-from dpex_kernels.offloading.parallel import COMPRESS_CHUNK
+from dpex_kernels.offloading.indexing import COMPRESS_CHUNK
 
 
 def usm(values, **kwargs):

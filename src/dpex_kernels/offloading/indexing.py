@@ -4,7 +4,8 @@ Numba indexes with an array on the host, into a NumPy array it allocates, which 
 cannot be, and stores with one on the host, which cannot reach a GPU's device memory. After
 typing, `a[indices]` with a 1-D integer USM array `indices` becomes offload's parallel gather,
 `a[indices] = value` its scatter, and `x[mask]` of a 1-D array and a 1-D boolean USM mask its
-parallel selection (parallel.py, `take`, `put` and `compress`): kernels on the array's queue.
+parallel selection (this module's `_take`, `_put` and `_compress`, registered as parallel.py's
+stand-ins `take`, `put` and `compress`): kernels on the array's queue.
 Outside prange bodies only (a kernel cannot allocate a result). Any other index holding an
 array (a mask of 2 dimensions or more in a read, several index arrays, an index array of 2
 dimensions, a NumPy array) is a KernelCompileError naming the line; a mask's store
@@ -15,15 +16,25 @@ from __future__ import annotations
 
 from typing import NoReturn
 
-from numba.core import ir, types
+import numba
+import numpy as np
+from numba.core import errors, ir, types
 from numba.core.compiler_machinery import FunctionPass, register_pass
+from numba.core.extending import overload
 from numba.core.ir_utils import build_definitions
 
 from ..errors import KernelCompileError
-from ..types.usm_array_type import USMArrayType
+from ..types.usm_array_type import USMArrayType, coerced_placement
 from .aliasing import prange_bodies
 from .broadcasting import call
-from .parallel import STAND_INS_BY_NAME, inline_stand_ins
+from .parallel import (
+    EMPTY_LIKE,
+    STAND_INS_BY_NAME,
+    checked_array,
+    element_at,
+    inline_stand_ins,
+    register,
+)
 
 
 def _gathers(index: types.Type) -> bool:
@@ -111,3 +122,209 @@ def _refuse(state, loc: ir.Loc, index: types.Type) -> NoReturn:
         f"(a[indices]), a 1-D boolean mask of a 1-D array (x[mask]), or with a boolean mask "
         f"in a store (a[mask] = value)"
     )
+
+
+# --- the parallel implementations: prange loops, inlined where the pass calls them ---------
+
+
+@numba.njit(cache=False)
+def _refuse_out_of_bounds(count):  # pragma: no cover (compiled)
+    if count:
+        raise IndexError("an index of the index array is out of bounds for the indexed array")
+
+
+def _take(a, indices):
+    """`a[indices]`, a 1-D integer array of indices into `a`'s first axis: NumPy's gather
+    (negative indices count from the end; one out of bounds is NumPy's IndexError, counted by
+    a kernel first). The result has `a`'s usm_type, the type Numba gives `a[indices]` (dpnp's
+    has the more restrictive of the two arrays')."""
+    checked_array(a, "indexing")
+    if coerced_placement((a, indices)) is None:
+        raise errors.TypingError("an array and its index array in offloaded code on two devices")
+    empty_like, refuse = EMPTY_LIKE, _refuse_out_of_bounds
+    shape_of, element = _gathered_shape, _gathered
+
+    def impl(a, indices):  # pragma: no cover (compiled)
+        n, m = a.shape[0], indices.shape[0]
+        outside = 0
+        for i in numba.prange(m):
+            outside += (indices[i] < -n) | (indices[i] >= n)
+        refuse(outside)
+        out = empty_like(a, shape=shape_of(a, m))
+        for idx in numba.pndindex(out.shape):
+            out[idx] = element(a, indices, idx)
+        return out
+
+    return impl
+
+
+def _gathered_shape(a, m):
+    """(m, *a.shape[1:]) (typed: its overload)."""
+
+
+@overload(_gathered_shape)
+def _gathered_shape_overload(a, m):
+    return lambda a, m: (m,) + a.shape[1:]
+
+
+def _gathered(a, indices, idx):
+    """Element idx of a[indices] (typed: its overload)."""
+
+
+@overload(_gathered)
+def _gathered_overload(a, indices, idx):
+    if isinstance(idx, types.Integer):  # the index of a 1-D loop
+
+        def item(a, indices, idx):  # pragma: no cover (compiled)
+            k = indices[idx]
+            return a[k + a.shape[0] if k < 0 else k]
+
+        return item
+
+    def element(a, indices, idx):  # pragma: no cover (compiled)
+        k = indices[idx[0]]
+        return a[(k + a.shape[0] if k < 0 else k,) + idx[1:]]
+
+    return element
+
+
+def _check_values(value, wanted):
+    """A ValueError unless an array of values has the shape `wanted` (typed: its overload)."""
+
+
+@overload(_check_values)
+def _check_values_overload(value, wanted):
+    if not isinstance(value, types.Array):
+        return lambda value, wanted: None
+
+    def check(value, wanted):  # pragma: no cover (compiled)
+        if value.shape != wanted:
+            raise ValueError("shape mismatch: the value array's shape is not the indexed elements'")
+
+    return check
+
+
+def _put(a, indices, value):
+    """`a[indices] = value`, a 1-D integer array of indices into `a`'s first axis: NumPy's
+    scatter, its indices checked as `_take`'s. A scalar is stored by a kernel, a work-item
+    for each index; an array of the indexed elements' shape (indices.shape[0], *a.shape[1:])
+    by one work-item, in order, so that a repeated index keeps its last value, as in NumPy
+    (another shape is a ValueError)."""
+    checked_array(a, "indexing")
+    if coerced_placement((a, indices, value)) is None:
+        raise errors.TypingError(
+            "an array, its index array and the value stored in offloaded code are USM arrays "
+            "on one device"
+        )
+    in_order = isinstance(value, types.Array)
+    if in_order and value.ndim != a.ndim:
+        raise errors.TypingError(
+            "a[indices] = value in an offloaded function takes a scalar or an array of the "
+            "indexed elements' shape"
+        )
+    refuse, check, shape_of, store = (
+        _refuse_out_of_bounds,
+        _check_values,
+        _gathered_shape,
+        _scattered_row,
+    )
+
+    def impl(a, indices, value):  # pragma: no cover (compiled)
+        n, m = a.shape[0], indices.shape[0]
+        outside = 0
+        for i in numba.prange(m):
+            outside += (indices[i] < -n) | (indices[i] >= n)
+        refuse(outside)
+        check(value, shape_of(a, m))
+        rounds, each = (1, m) if in_order else (m, 1)
+        for r in numba.prange(rounds):
+            for i in range(r * each, r * each + each):
+                store(a, indices, i, value)
+
+    return impl
+
+
+def _scattered_row(a, indices, i, value):
+    """a[indices[i]] = value[i], or the scalar value, element by element (typed: its
+    overload)."""
+
+
+@overload(_scattered_row)
+def _scattered_row_overload(a, indices, i, value):
+    at = element_at
+
+    def item(a, indices, i, value):  # pragma: no cover (compiled)
+        k = indices[i]
+        a[k + a.shape[0] if k < 0 else k] = at(value, i)
+
+    def row(a, indices, i, value):  # pragma: no cover (compiled)
+        k = indices[i]
+        k = k + a.shape[0] if k < 0 else k
+        for j in range(a.shape[1]):
+            a[k, j] = at(value, (i, j))
+
+    def plane(a, indices, i, value):  # pragma: no cover (compiled)
+        k = indices[i]
+        k = k + a.shape[0] if k < 0 else k
+        for j in range(a.shape[1]):
+            for h in range(a.shape[2]):
+                a[k, j, h] = at(value, (i, j, h))
+
+    return (item, row, plane)[a.ndim - 1]
+
+
+#: Elements each work-item of a boolean selection counts, then copies (`_compress`).
+COMPRESS_CHUNK = 4096
+
+
+@numba.njit(cache=False)
+def _refuse_other_shape(a_shape, mask_shape):  # pragma: no cover (compiled)
+    if a_shape != mask_shape:
+        raise IndexError("the boolean index's length does not match the indexed array's")
+
+
+def _compress(a, mask):
+    """`a[mask]` of a 1-D array and mask: its elements where the mask is true, in order, as
+    NumPy selects them (another length is NumPy's IndexError). Work-item c counts the true
+    elements of its chunk of COMPRESS_CHUNK, one work-item sums the counts before each chunk,
+    and work-item c copies its chunk's elements from there."""
+    checked_array(a, "indexing")
+    if coerced_placement((a, mask)) is None:
+        raise errors.TypingError("an array and its boolean index in offloaded code on two devices")
+    empty_like, refuse = EMPTY_LIKE, _refuse_other_shape
+    chunk = COMPRESS_CHUNK
+
+    def impl(a, mask):  # pragma: no cover (compiled)
+        refuse(a.shape, mask.shape)
+        n = a.size
+        chunks = (n + chunk - 1) // chunk
+        counts = empty_like(mask, dtype=np.intp, shape=(chunks,))
+        for c in numba.prange(chunks):
+            found = 0
+            for t in range(c * chunk, min(n, c * chunk + chunk)):
+                found += mask[t]
+            counts[c] = found
+        starts = empty_like(counts)
+        for _ in numba.prange(1):
+            total = 0
+            for c in range(chunks):
+                starts[c] = total
+                total += counts[c]
+        selected = 0
+        for c in numba.prange(chunks):
+            selected += counts[c]
+        out = empty_like(a, shape=(selected,))
+        for c in numba.prange(chunks):
+            position = starts[c]
+            for t in range(c * chunk, min(n, c * chunk + chunk)):
+                if mask[t]:
+                    out[position] = a[t]
+                    position += 1
+        return out
+
+    return impl
+
+
+register("take", _take)
+register("put", _put)
+register("compress", _compress)

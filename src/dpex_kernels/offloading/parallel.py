@@ -1,6 +1,7 @@
-"""Parallel implementations of NumPy's (and dpnp's) reductions, `where`, `copy`, `@` and
-indexing with an array (`take`, `put`, `compress`: indexing.py) for offloaded code, written with
-prange and inlined where they are called, so that Numba's parfor passes make kernels of them.
+"""Parallel implementations of NumPy's (and dpnp's) reductions, `where`, `copy` and `@` for
+offloaded code, written with prange and inlined where they are called, so that Numba's parfor
+passes make kernels of them; the stand-ins they are called through, and `register`, through
+which indexing.py adds those of indexing with an array (`take`, `put`, `compress`).
 
 Numba's own parallel versions cover whole-array reductions only (no `axis=`), take Python's
 `min`, which skips a NaN, where NumPy's is NaN, and leave `@`, `where`, `copy` and indexing
@@ -25,7 +26,6 @@ from numba.core.extending import overload
 from numba.core.inline_closurecall import inline_closure_call
 from numba.parfors import parfor as numba_parfor
 
-from ..types.usm_array_type import coerced_placement
 from .allocation import STAND_INS
 from .axis_reductions import NEEDS_ELEMENTS as _NEEDS_ELEMENTS
 from .axis_reductions import REFUSE_EMPTY as _REFUSE_EMPTY
@@ -33,7 +33,7 @@ from .axis_reductions import along_axis as _along_axis
 
 #: dpnp.empty_like's stand-in: each implementation holds it as a closure variable, as it holds
 #: every helper it calls (Numba's pre-parfor pass inlines it with the caller's globals).
-_EMPTY_LIKE = STAND_INS[dpnp.empty_like]
+EMPTY_LIKE = STAND_INS[dpnp.empty_like]
 
 #: NumPy's reductions and functions replaced in offloaded code, by name.
 NAMES = [
@@ -129,7 +129,7 @@ def inline_stand_ins(state) -> None:
 # --- dtypes and checks ------------------------------------------------------------------------
 
 
-def _array(value, name: str):
+def checked_array(value, name: str):
     if not isinstance(value, types.Array):
         raise errors.TypingError(f"{name}() in an offloaded function takes an array; got {value}")
     if not 1 <= value.ndim <= 3:
@@ -335,7 +335,7 @@ def _extreme(dtype, smallest: bool):
 _CHOOSERS: dict = {}
 
 
-def _register(name: str, choose) -> None:
+def register(name: str, choose) -> None:
     """`choose(*argument types) -> implementation` as the typing of the stand-in of `name`
     (its overload compiles the implementation, with prange as range, for the result type)
     and as its parallel implementation (inline_stand_ins inlines it)."""
@@ -346,7 +346,7 @@ def _register(name: str, choose) -> None:
 
 def _reduction(name: str, function) -> None:
     def choose(a, axis):
-        array = _array(a, name)
+        array = checked_array(a, name)
         ordered = name in _NEEDS_ELEMENTS
         if isinstance(array.dtype, types.Complex) or (
             ordered and isinstance(array.dtype, types.Boolean)
@@ -358,7 +358,7 @@ def _reduction(name: str, function) -> None:
             return _whole(name, array, dtype)
         return _along_axis(name, array, chosen, dtype)
 
-    _register(name, choose)
+    register(name, choose)
 
 
 #: The reductions, which take (array, axis).
@@ -371,7 +371,7 @@ for _name in REDUCTIONS:
 
 
 def _where(condition, x, y):
-    cond = _array(condition, "where")
+    cond = checked_array(condition, "where")
     values = [t for t in (x, y) if isinstance(t, types.Array)]
     if any(v.ndim != cond.ndim for v in values):
         raise errors.TypingError(
@@ -386,7 +386,7 @@ def _where(condition, x, y):
         )
     )
 
-    empty_like, at = _EMPTY_LIKE, _at
+    empty_like, at = EMPTY_LIKE, element_at
 
     def impl(condition, x, y):  # pragma: no cover (compiled)
         out = empty_like(condition, dtype=dtype)
@@ -397,20 +397,20 @@ def _where(condition, x, y):
     return impl
 
 
-def _at(value, idx):
-    """An array's element at idx, or a scalar itself (typed: _at's overload)."""
+def element_at(value, idx):
+    """An array's element at idx, or a scalar itself (typed: element_at's overload)."""
 
 
-@overload(_at)
-def _at_overload(value, idx):
+@overload(element_at)
+def element_at_overload(value, idx):
     if isinstance(value, types.Array):
         return lambda value, idx: value[idx]
     return lambda value, idx: value
 
 
 def _copy(a):
-    _array(a, "copy")
-    empty_like = _EMPTY_LIKE
+    checked_array(a, "copy")
+    empty_like = EMPTY_LIKE
 
     def impl(a):  # pragma: no cover (compiled)
         out = empty_like(a)
@@ -421,211 +421,13 @@ def _copy(a):
     return impl
 
 
-@numba.njit(cache=False)
-def _refuse_out_of_bounds(count):  # pragma: no cover (compiled)
-    if count:
-        raise IndexError("an index of the index array is out of bounds for the indexed array")
-
-
-def _take(a, indices):
-    """`a[indices]`, a 1-D integer array of indices into `a`'s first axis: NumPy's gather
-    (negative indices count from the end; one out of bounds is NumPy's IndexError, counted by
-    a kernel first). The result has `a`'s usm_type, the type Numba gives `a[indices]` (dpnp's
-    has the more restrictive of the two arrays')."""
-    _array(a, "indexing")
-    if coerced_placement((a, indices)) is None:
-        raise errors.TypingError("an array and its index array in offloaded code on two devices")
-    empty_like, refuse = _EMPTY_LIKE, _refuse_out_of_bounds
-    shape_of, element = _gathered_shape, _gathered
-
-    def impl(a, indices):  # pragma: no cover (compiled)
-        n, m = a.shape[0], indices.shape[0]
-        outside = 0
-        for i in numba.prange(m):
-            outside += (indices[i] < -n) | (indices[i] >= n)
-        refuse(outside)
-        out = empty_like(a, shape=shape_of(a, m))
-        for idx in numba.pndindex(out.shape):
-            out[idx] = element(a, indices, idx)
-        return out
-
-    return impl
-
-
-def _gathered_shape(a, m):
-    """(m, *a.shape[1:]) (typed: its overload)."""
-
-
-@overload(_gathered_shape)
-def _gathered_shape_overload(a, m):
-    return lambda a, m: (m,) + a.shape[1:]
-
-
-def _gathered(a, indices, idx):
-    """Element idx of a[indices] (typed: its overload)."""
-
-
-@overload(_gathered)
-def _gathered_overload(a, indices, idx):
-    if isinstance(idx, types.Integer):  # the index of a 1-D loop
-
-        def item(a, indices, idx):  # pragma: no cover (compiled)
-            k = indices[idx]
-            return a[k + a.shape[0] if k < 0 else k]
-
-        return item
-
-    def element(a, indices, idx):  # pragma: no cover (compiled)
-        k = indices[idx[0]]
-        return a[(k + a.shape[0] if k < 0 else k,) + idx[1:]]
-
-    return element
-
-
-def _check_values(value, wanted):
-    """A ValueError unless an array of values has the shape `wanted` (typed: its overload)."""
-
-
-@overload(_check_values)
-def _check_values_overload(value, wanted):
-    if not isinstance(value, types.Array):
-        return lambda value, wanted: None
-
-    def check(value, wanted):  # pragma: no cover (compiled)
-        if value.shape != wanted:
-            raise ValueError("shape mismatch: the value array's shape is not the indexed elements'")
-
-    return check
-
-
-def _put(a, indices, value):
-    """`a[indices] = value`, a 1-D integer array of indices into `a`'s first axis: NumPy's
-    scatter, its indices checked as `_take`'s. A scalar is stored by a kernel, a work-item
-    for each index; an array of the indexed elements' shape (indices.shape[0], *a.shape[1:])
-    by one work-item, in order, so that a repeated index keeps its last value, as in NumPy
-    (another shape is a ValueError)."""
-    _array(a, "indexing")
-    if coerced_placement((a, indices, value)) is None:
-        raise errors.TypingError(
-            "an array, its index array and the value stored in offloaded code are USM arrays "
-            "on one device"
-        )
-    in_order = isinstance(value, types.Array)
-    if in_order and value.ndim != a.ndim:
-        raise errors.TypingError(
-            "a[indices] = value in an offloaded function takes a scalar or an array of the "
-            "indexed elements' shape"
-        )
-    refuse, check, shape_of, store = (
-        _refuse_out_of_bounds,
-        _check_values,
-        _gathered_shape,
-        _scattered_row,
-    )
-
-    def impl(a, indices, value):  # pragma: no cover (compiled)
-        n, m = a.shape[0], indices.shape[0]
-        outside = 0
-        for i in numba.prange(m):
-            outside += (indices[i] < -n) | (indices[i] >= n)
-        refuse(outside)
-        check(value, shape_of(a, m))
-        rounds, each = (1, m) if in_order else (m, 1)
-        for r in numba.prange(rounds):
-            for i in range(r * each, r * each + each):
-                store(a, indices, i, value)
-
-    return impl
-
-
-def _scattered_row(a, indices, i, value):
-    """a[indices[i]] = value[i], or the scalar value, element by element (typed: its
-    overload)."""
-
-
-@overload(_scattered_row)
-def _scattered_row_overload(a, indices, i, value):
-    at = _at
-
-    def item(a, indices, i, value):  # pragma: no cover (compiled)
-        k = indices[i]
-        a[k + a.shape[0] if k < 0 else k] = at(value, i)
-
-    def row(a, indices, i, value):  # pragma: no cover (compiled)
-        k = indices[i]
-        k = k + a.shape[0] if k < 0 else k
-        for j in range(a.shape[1]):
-            a[k, j] = at(value, (i, j))
-
-    def plane(a, indices, i, value):  # pragma: no cover (compiled)
-        k = indices[i]
-        k = k + a.shape[0] if k < 0 else k
-        for j in range(a.shape[1]):
-            for h in range(a.shape[2]):
-                a[k, j, h] = at(value, (i, j, h))
-
-    return (item, row, plane)[a.ndim - 1]
-
-
-#: Elements each work-item of a boolean selection counts, then copies (`_compress`).
-COMPRESS_CHUNK = 4096
-
-
-@numba.njit(cache=False)
-def _refuse_other_shape(a_shape, mask_shape):  # pragma: no cover (compiled)
-    if a_shape != mask_shape:
-        raise IndexError("the boolean index's length does not match the indexed array's")
-
-
-def _compress(a, mask):
-    """`a[mask]` of a 1-D array and mask: its elements where the mask is true, in order, as
-    NumPy selects them (another length is NumPy's IndexError). Work-item c counts the true
-    elements of its chunk of COMPRESS_CHUNK, one work-item sums the counts before each chunk,
-    and work-item c copies its chunk's elements from there."""
-    _array(a, "indexing")
-    if coerced_placement((a, mask)) is None:
-        raise errors.TypingError("an array and its boolean index in offloaded code on two devices")
-    empty_like, refuse = _EMPTY_LIKE, _refuse_other_shape
-    chunk = COMPRESS_CHUNK
-
-    def impl(a, mask):  # pragma: no cover (compiled)
-        refuse(a.shape, mask.shape)
-        n = a.size
-        chunks = (n + chunk - 1) // chunk
-        counts = empty_like(mask, dtype=np.intp, shape=(chunks,))
-        for c in numba.prange(chunks):
-            found = 0
-            for t in range(c * chunk, min(n, c * chunk + chunk)):
-                found += mask[t]
-            counts[c] = found
-        starts = empty_like(counts)
-        for _ in numba.prange(1):
-            total = 0
-            for c in range(chunks):
-                starts[c] = total
-                total += counts[c]
-        selected = 0
-        for c in numba.prange(chunks):
-            selected += counts[c]
-        out = empty_like(a, shape=(selected,))
-        for c in numba.prange(chunks):
-            position = starts[c]
-            for t in range(c * chunk, min(n, c * chunk + chunk)):
-                if mask[t]:
-                    out[position] = a[t]
-                    position += 1
-        return out
-
-    return impl
-
-
 def _product(name: str):
     def choose(a, b):
-        left, right = _array(a, name), _array(b, name)
+        left, right = checked_array(a, name), checked_array(b, name)
         if left.ndim > 2 or right.ndim > 2:
             raise errors.TypingError(f"{name}() in an offloaded function takes 1-d or 2-d arrays")
         dtype = numba.from_dtype(np.result_type(str(left.dtype), str(right.dtype)))
-        zero, empty_like = dtype(0), _EMPTY_LIKE
+        zero, empty_like = dtype(0), EMPTY_LIKE
         if left.ndim == 1 and right.ndim == 1:
 
             def vector(a, b):  # pragma: no cover (compiled)
@@ -673,13 +475,10 @@ def _product(name: str):
 
         return matrix
 
-    _register(name, choose)
+    register(name, choose)
 
 
-_register("where", _where)
-_register("copy", _copy)
-_register("take", _take)
-_register("put", _put)
-_register("compress", _compress)
+register("where", _where)
+register("copy", _copy)
 _product("dot")
 _product("matmul")
