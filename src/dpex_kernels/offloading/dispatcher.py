@@ -25,6 +25,7 @@ from numba.core.typing.templates import Signature
 
 from ..dispatcher.inspection import spirv_text
 from ..errors import ExecutionQueueError, KernelCompileError
+from . import extents
 from .lowering import OffloadFallbackWarning, Options
 from .pipeline import OffloadCompiler
 
@@ -67,11 +68,16 @@ class OffloadDispatcher:
                 f"parameters are not supported; list every parameter by name"
             )
         self.options = Options(self.__name__, fallback, self.cache)
-        pipeline = type(f"OffloadCompiler_{py_func.__name__}", (OffloadCompiler,), {})
-        pipeline.options = self.options
-        self._numba = numba.njit(py_func, parallel=True, pipeline_class=pipeline)
-        for sig in _signatures(signatures):
+        self._pipeline = type(f"OffloadCompiler_{py_func.__name__}", (OffloadCompiler,), {})
+        self._pipeline.options = self.options
+        self._numba = numba.njit(py_func, parallel=True, pipeline_class=self._pipeline)
+        declared = _signatures(signatures)
+        for sig in declared:
             self.compile(tuple(sig.args))
+        # Declared signatures are all it compiles: no compile per small extent (extents.py).
+        # Otherwise the extents are found at the first call, with its compile.
+        self._extents = () if declared else None
+        self._specialised: dict[tuple, numba.core.registry.CPUDispatcher] = {}
 
     def __repr__(self) -> str:
         return f"<dk.offload {self.__name__} ({len(self.signatures)} signature(s))>"
@@ -85,8 +91,15 @@ class OffloadDispatcher:
             if isinstance(value, np.ndarray):
                 self._refuse(position, value)
         self._check_queues(args)
+        compiled = self._numba
+        if self._extents is None:
+            self._extents = extents.inner_loop_extents(self.py_func)
+        if self._extents:
+            key = extents.specialised(self._extents, args)
+            if key:
+                compiled = self._specialised.get(key) or self._specialise(key)
         try:
-            return self._numba(*args)
+            return compiled(*args)
         except numba.core.errors.TypingError as error:
             self._check_types(args)  # an argument compiled code cannot take: say which
             loop = _enclosing_prange(self.py_func, getattr(error, "loc", None))
@@ -101,7 +114,17 @@ class OffloadDispatcher:
     @property
     def signatures(self) -> list:
         """The argument-type tuples compiled so far."""
-        return list(self._numba.overloads)
+        compiled = [self._numba, *self._specialised.values()]
+        return list(dict.fromkeys(sig for d in compiled for sig in d.overloads))
+
+    def _specialise(self, key: tuple):
+        """The Numba dispatcher compiling the function with the small extents of `key` as
+        constants (extents.py)."""
+        name = f"{self._pipeline.__name__}_{len(self._specialised)}"
+        pipeline = type(name, (self._pipeline,), {"extents": key})
+        compiled = numba.njit(self.py_func, parallel=True, pipeline_class=pipeline)
+        self._specialised[key] = compiled
+        return compiled
 
     def compile(self, argtypes: tuple):
         """Compile the function for these argument types (once)."""

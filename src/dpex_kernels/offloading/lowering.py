@@ -60,7 +60,8 @@ class Options:
     function: str = ""
     fallback: str | None = None
     cache: bool = False
-    #: (Region, its kernels) of each region lowered, by the signature's argument types.
+    #: (Region, its kernels) of each region lowered, by the signature's argument types and
+    #: the small extents compiled as constants (extents.py).
     regions: dict = field(default_factory=dict)
 
 
@@ -70,7 +71,8 @@ class OffloadLower(Lower):
     def pre_lower(self):
         super().pre_lower()
         self.options = self.metadata.get("dk_offload") or Options()
-        self.regions = self.options.regions[tuple(self.fndesc.argtypes)] = []
+        key = tuple(self.fndesc.argtypes), self.metadata.get("dk_offload_extents", ())
+        self.regions = self.options.regions[key] = []
 
     def lower_inst(self, inst):
         if isinstance(inst, Parfor):

@@ -4,7 +4,8 @@ lowered as kernels.
 Numba's `parallel=True` passes find the parallelism (prange nests, array expressions, NumPy
 reductions) and make Parfor nodes of it; this pipeline runs them with five changes, each a
 pass of its own:
-- before typing, dpnp's names become NumPy's and offload's (names.py);
+- before typing, dpnp's names become NumPy's and offload's (names.py), and the small extents
+  of arguments a compile is for constants (extents.py);
 - typing makes element-wise results of USM arrays USM arrays (types.usm_array_type), a store
   copies first the views of its array that its value reads (aliasing.py), `c[:] = e` has a
   slice for each dimension of `e` (slice_assignments.py), and `a[indices]`,
@@ -26,6 +27,7 @@ from ..types.usm_array_type import elementwise_on_device
 from . import device_allocations, parallel
 from .aliasing import ReadsBeforeStores
 from .broadcasting import RuntimeBroadcasts
+from .extents import ConstantExtents
 from .indexing import IndexArrays
 from .loops import PrangeLoops
 from .lowering import OffloadLower, Options
@@ -80,12 +82,15 @@ _REPLACED = {
 
 class OffloadCompiler(compiler.CompilerBase):
     """Numba's nopython pipeline for `parallel=True` with the changes above. A dispatcher's
-    subclass holds its `options`, which the lowering reads from the compile's metadata."""
+    subclass holds its `options`, which the lowering reads from the compile's metadata, and
+    the small extents it compiles as constants (extents.py)."""
 
     options = Options()
+    extents: tuple = ()
 
     def define_pipelines(self):
         self.state.metadata["dk_offload"] = self.options
+        self.state.metadata["dk_offload_extents"] = self.extents
         default = compiler.DefaultPassBuilder.define_nopython_pipeline(self.state)
         pipeline = PassManager("dpex_offload")
         for pass_class, description in default.passes:
@@ -93,6 +98,7 @@ class OffloadCompiler(compiler.CompilerBase):
             if pass_class is untyped_passes.InlineClosureLikes:
                 pipeline.add_pass(DpnpNames, "dpnp's names as NumPy's and offload's")
                 pipeline.add_pass(PrangeLoops, "prange loops as the parfor passes take them")
+                pipeline.add_pass(ConstantExtents, "small extents of arguments as constants")
             if pass_class is typed_passes.NopythonRewrites:
                 pipeline.add_pass(ReadsBeforeStores, "views a store reads of its array copied")
                 pipeline.add_pass(RuntimeBroadcasts, "run-time size-1 dimensions broadcast")
