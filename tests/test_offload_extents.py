@@ -28,7 +28,7 @@ def nearest(points, centres, labels):
         best, best_d = 0, np.inf
         for c in range(len(centres)):
             d = 0.0
-            for k in range(points.shape[1]):
+            for k in range(points.shape[-1]):
                 t = points[i, k] - centres[c, k]
                 d += t * t
             if d < best_d:
@@ -62,7 +62,7 @@ def loop_kernels(function) -> list:
 
 def test_the_extents_of_inner_loops_are_found():
     assert inner_loop_extents(row_sums) == ((0, 1),)
-    assert inner_loop_extents(nearest) == ((0, 1), (1, 0))  # len(centres) is its axis 0
+    assert inner_loop_extents(nearest) == ((0, -1), (1, 0))  # len(centres) is its axis 0
     assert inner_loop_extents(narrowed) == ()
     assert inner_loop_extents(host_loop) == ()
 

@@ -27,7 +27,8 @@ from .ir_values import resolve
 #: The largest extent compiled as a constant: loops of up to 16 iterations unroll whole.
 SMALL = 16
 
-#: (parameter position, axis): an extent of an argument; axis 0 stands for len() too.
+#: (parameter position, axis): an extent of an argument, `a.shape[axis]` (a negative axis
+#: counts from the end); axis 0 stands for len() too.
 Extent = tuple[int, int]
 
 
@@ -76,7 +77,7 @@ def _extent(definitions: dict, var: ir.Var) -> Extent | None:
     if shape[0].attr != "shape":
         return None
     position = _argument(definitions, shape[0].value)
-    return None if position is None or axis < 0 else (position, axis)
+    return None if position is None else (position, axis)
 
 
 def _argument(definitions: dict, var: ir.Var) -> int | None:
@@ -92,7 +93,7 @@ def specialised(extents: tuple[Extent, ...], args: tuple) -> tuple:
     key = []
     for position, axis in extents:
         shape = getattr(args[position], "shape", None) if position < len(args) else None
-        if isinstance(shape, tuple) and axis < len(shape) and shape[axis] <= SMALL:
+        if isinstance(shape, tuple) and -len(shape) <= axis < len(shape) and shape[axis] <= SMALL:
             key.append(((position, axis), shape[axis]))
     return tuple(key)
 
