@@ -2,7 +2,8 @@
 USM arrays (docs/offload.md).
 
 The function is a Numba dispatcher with offload's pipeline (pipeline.py): Numba compiles it
-from its bytecode once per tuple of argument types, its parfor passes find the parallel
+from its bytecode once per tuple of argument types (and of the small extents its inner loops
+run over, extents.py: another Numba dispatcher for each), its parfor passes find the parallel
 loops, and each is lowered as kernels launched from the compiled function. Calls from one
 offloaded function to another are calls between Numba dispatchers. A loop that cannot run on
 a device is a KernelCompileError naming its line, or with fallback="host" runs on the host as
@@ -246,7 +247,8 @@ def offload(function=None, /, signatures=None, *, fallback: str | None = None, c
     element-wise array expression over USM arrays becomes a kernel, launched in program order
     on the queue of the arrays it touches; the code between them runs on the host. Reductions
     in a prange body (``s += x``, ``s *= x``, ``min``, ``max`` into a scalar) are computed on
-    the device. Each new tuple of argument types compiles once.
+    the device. Each new tuple of argument types compiles once, and so does each new extent
+    of at most 16 that inner loops run over (``range(a.shape[1])``), as a constant.
 
     Parameters
     ----------
