@@ -14,8 +14,6 @@ dispatcher compiles an offloaded function once for each tuple of such extents of
 
 from __future__ import annotations
 
-import inspect
-
 from numba.core import ir
 from numba.core.compiler import run_frontend
 from numba.core.compiler_machinery import FunctionPass, register_pass
@@ -65,11 +63,13 @@ def _extent(definitions: dict, var: ir.Var) -> Extent | None:
     if expr.op == "call" and resolve(definitions, expr.func) is len and len(expr.args) == 1:
         position = _argument(definitions, expr.args[0])
         return None if position is None else (position, 0)
-    if expr.op == "static_getitem" and isinstance(expr.index, int):
+    if expr.op == "static_getitem":
         axis = expr.index
-    elif expr.op == "getitem" and isinstance(resolve(definitions, expr.index), int):
+    elif expr.op == "getitem":
         axis = resolve(definitions, expr.index)
     else:
+        return None
+    if not isinstance(axis, int):
         return None
     shape = definitions.get(expr.value.name) or []
     if len(shape) != 1 or not isinstance(shape[0], ir.Expr) or shape[0].op != "getattr":
@@ -96,12 +96,6 @@ def specialised(extents: tuple[Extent, ...], args: tuple) -> tuple:
         if isinstance(shape, tuple) and -len(shape) <= axis < len(shape) and shape[axis] <= SMALL:
             key.append(((position, axis), shape[axis]))
     return tuple(key)
-
-
-def describe(py_func, key: tuple) -> str:
-    """`a.shape[1] == 4, ...`: a specialised compile's extents, for names and messages."""
-    names = list(inspect.signature(py_func).parameters)
-    return ", ".join(f"{names[p]}.shape[{axis}] == {value}" for (p, axis), value in key)
 
 
 @register_pass(mutates_CFG=False, analysis_only=False)
