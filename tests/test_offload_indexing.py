@@ -154,6 +154,37 @@ def test_a_selection_is_a_kernel_and_a_mask_of_another_length_numpy_s_index_erro
         SELECTED(usm(x), usm(np.ones(4, bool)))
 
 
+@settings(max_examples=25, deadline=None)
+@given(
+    rows=st.integers(0, 2 * COMPRESS_CHUNK + 5),
+    inner=st.sampled_from([(1,), (3,), (2, 3)]),
+    share=st.sampled_from([0.0, 0.01, 0.5, 1.0]),
+    dtype=st.sampled_from(["float64", "int32"]),
+)
+def test_random_row_selections_equal_numpy(rows, inner, share, dtype):
+    """A 1-D mask over the rows of a 2-D or 3-D array selects whole rows, in order."""
+    rng = np.random.default_rng(rows)
+    x = (rng.random((rows, *inner)) * 100).astype(dtype)
+    mask = rng.random(rows) < share
+    got = SELECTED(usm(x), usm(mask))
+    np.testing.assert_array_equal(dpnp.asnumpy(got), x[mask])
+
+
+def centre_of(points, labels, c):
+    return points[labels == c].mean(axis=0)
+
+
+def test_a_cluster_s_centre_through_a_row_mask_equals_numpy():
+    rng = np.random.default_rng(8)
+    points, labels = rng.random((5000, 4)), rng.integers(0, 3, 5000)
+    offloaded = dk.offload(centre_of)
+    for c in range(3):
+        got = offloaded(usm(points), usm(labels), c)
+        np.testing.assert_allclose(dpnp.asnumpy(got), points[labels == c].mean(axis=0))
+    with pytest.raises(IndexError, match="length does not match"):
+        SELECTED(usm(points), usm(np.ones(4999, bool)))
+
+
 def test_numpy_s_take_put_and_compress_are_not_the_indexing_kernels():
     """np.take and np.put flatten without axis= and np.compress takes the condition first:
     offload's gather, scatter and selection stand for `a[indices]` (and its store) and

@@ -3,9 +3,10 @@
 Numba indexes with an array on the host, into a NumPy array it allocates, which a USM array
 cannot be, and stores with one on the host, which cannot reach a GPU's device memory. After
 typing, `a[indices]` with a 1-D integer USM array `indices` becomes offload's parallel gather,
-`a[indices] = value` its scatter, and `x[mask]` of a 1-D array and a 1-D boolean USM mask its
-parallel selection (this module's `_take`, `_put` and `_compress`, registered as parallel.py's
-stand-ins `take`, `put` and `compress`): kernels on the array's queue.
+`a[indices] = value` its scatter, and `x[mask]` of a 1-D boolean USM mask over `x`'s first axis
+(elements of a 1-D `x`, rows of a 2-D or 3-D one) its parallel selection (this module's
+`_take`, `_put` and `_compress`, registered as parallel.py's stand-ins `take`, `put` and
+`compress`): kernels on the array's queue.
 Outside prange bodies only (a kernel cannot allocate a result). Any other index holding an
 array (a mask of 2 dimensions or more in a read, several index arrays, an index array of 2
 dimensions, a NumPy array) is a KernelCompileError naming the line; a mask's store
@@ -43,11 +44,11 @@ def _gathers(index: types.Type) -> bool:
     return integers and index.ndim == 1
 
 
-def _selects(array: types.Type, index: types.Type) -> bool:
-    """Whether an array and its index are 1-D, the index a boolean USM array. (Numba types
+def _selects(index: types.Type) -> bool:
+    """Whether an index is a 1-D boolean USM array, a mask over the first axis. (Numba types
     a mask of 2 dimensions or more as integer indices, a result of the wrong rank.)"""
     booleans = isinstance(index, USMArrayType) and isinstance(index.dtype, types.Boolean)
-    return booleans and index.ndim == array.ndim == 1
+    return booleans and index.ndim == 1
 
 
 def _holds_array(index: types.Type) -> bool:
@@ -87,7 +88,7 @@ class IndexArrays(FunctionPass):
                     if isinstance(array, USMArrayType) and _holds_array(index):
                         if _gathers(index):
                             stand_in = STAND_INS_BY_NAME["take"]
-                        elif _selects(array, index):
+                        elif _selects(index):
                             stand_in = STAND_INS_BY_NAME["compress"]
                         else:
                             _refuse(state, stmt.loc, index)
@@ -119,8 +120,8 @@ def _refuse(state, loc: ir.Loc, index: types.Type) -> NoReturn:
     raise KernelCompileError(
         f"@dk.offload function '{state.func_id.func_name}' ({loc.filename}:{loc.line}): "
         f"indexing with {index} cannot run on a device; index with a 1-D integer array "
-        f"(a[indices]), a 1-D boolean mask of a 1-D array (x[mask]), or with a boolean mask "
-        f"in a store (a[mask] = value)"
+        f"(a[indices]), a 1-D boolean mask over the first axis (x[mask]), or with a boolean "
+        f"mask in a store (a[mask] = value)"
     )
 
 
@@ -222,11 +223,11 @@ def _put(a, indices, value):
             "a[indices] = value in an offloaded function takes a scalar or an array of the "
             "indexed elements' shape"
         )
-    refuse, check, shape_of, store = (
+    refuse, check, shape_of, copy = (
         _refuse_out_of_bounds,
         _check_values,
         _gathered_shape,
-        _scattered_row,
+        _copy_row,
     )
 
     def impl(a, indices, value):  # pragma: no cover (compiled)
@@ -239,38 +240,34 @@ def _put(a, indices, value):
         rounds, each = (1, m) if in_order else (m, 1)
         for r in numba.prange(rounds):
             for i in range(r * each, r * each + each):
-                store(a, indices, i, value)
+                k = indices[i]
+                copy(a, k + n if k < 0 else k, value, i)
 
     return impl
 
 
-def _scattered_row(a, indices, i, value):
-    """a[indices[i]] = value[i], or the scalar value, element by element (typed: its
+def _copy_row(target, k, source, i):
+    """target[k] = source[i] (the scalar `source` itself), element by element (typed: its
     overload)."""
 
 
-@overload(_scattered_row)
-def _scattered_row_overload(a, indices, i, value):
+@overload(_copy_row)
+def _copy_row_overload(target, k, source, i):
     at = element_at
 
-    def item(a, indices, i, value):  # pragma: no cover (compiled)
-        k = indices[i]
-        a[k + a.shape[0] if k < 0 else k] = at(value, i)
+    def item(target, k, source, i):  # pragma: no cover (compiled)
+        target[k] = at(source, i)
 
-    def row(a, indices, i, value):  # pragma: no cover (compiled)
-        k = indices[i]
-        k = k + a.shape[0] if k < 0 else k
-        for j in range(a.shape[1]):
-            a[k, j] = at(value, (i, j))
+    def row(target, k, source, i):  # pragma: no cover (compiled)
+        for j in range(target.shape[1]):
+            target[k, j] = at(source, (i, j))
 
-    def plane(a, indices, i, value):  # pragma: no cover (compiled)
-        k = indices[i]
-        k = k + a.shape[0] if k < 0 else k
-        for j in range(a.shape[1]):
-            for h in range(a.shape[2]):
-                a[k, j, h] = at(value, (i, j, h))
+    def plane(target, k, source, i):  # pragma: no cover (compiled)
+        for j in range(target.shape[1]):
+            for h in range(target.shape[2]):
+                target[k, j, h] = at(source, (i, j, h))
 
-    return (item, row, plane)[a.ndim - 1]
+    return (item, row, plane)[target.ndim - 1]
 
 
 #: Elements each work-item of a boolean selection counts, then copies (`_compress`).
@@ -278,25 +275,25 @@ COMPRESS_CHUNK = 4096
 
 
 @numba.njit(cache=False)
-def _refuse_other_shape(a_shape, mask_shape):  # pragma: no cover (compiled)
-    if a_shape != mask_shape:
+def _refuse_other_length(rows, mask_length):  # pragma: no cover (compiled)
+    if rows != mask_length:
         raise IndexError("the boolean index's length does not match the indexed array's")
 
 
 def _compress(a, mask):
-    """`a[mask]` of a 1-D array and mask: its elements where the mask is true, in order, as
-    NumPy selects them (another length is NumPy's IndexError). Work-item c counts the true
-    elements of its chunk of COMPRESS_CHUNK, one work-item sums the counts before each chunk,
-    and work-item c copies its chunk's elements from there."""
+    """`a[mask]` of a 1-D mask over `a`'s first axis: its elements (1-D `a`) or rows where the
+    mask is true, in order, as NumPy selects them (another length is NumPy's IndexError).
+    Work-item c counts the true elements of its chunk of COMPRESS_CHUNK, one work-item sums
+    the counts before each chunk, and work-item c copies its chunk's rows from there."""
     checked_array(a, "indexing")
     if coerced_placement((a, mask)) is None:
         raise errors.TypingError("an array and its boolean index in offloaded code on two devices")
-    empty_like, refuse = EMPTY_LIKE, _refuse_other_shape
-    chunk = COMPRESS_CHUNK
+    empty_like, refuse, shape_of = EMPTY_LIKE, _refuse_other_length, _gathered_shape
+    copy, chunk = _copy_row, COMPRESS_CHUNK
 
     def impl(a, mask):  # pragma: no cover (compiled)
-        refuse(a.shape, mask.shape)
-        n = a.size
+        n = a.shape[0]
+        refuse(n, mask.shape[0])
         chunks = (n + chunk - 1) // chunk
         counts = empty_like(mask, dtype=np.intp, shape=(chunks,))
         for c in numba.prange(chunks):
@@ -313,12 +310,12 @@ def _compress(a, mask):
         selected = 0
         for c in numba.prange(chunks):
             selected += counts[c]
-        out = empty_like(a, shape=(selected,))
+        out = empty_like(a, shape=shape_of(a, selected))
         for c in numba.prange(chunks):
             position = starts[c]
             for t in range(c * chunk, min(n, c * chunk + chunk)):
                 if mask[t]:
-                    out[position] = a[t]
+                    copy(out, position, a, t)
                     position += 1
         return out
 
