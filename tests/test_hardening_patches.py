@@ -99,6 +99,7 @@ def test_numba_and_llvm_state_is_changed_in_patches_only():
     markers = (
         "cgutils.pointer_add =",
         "cgutils.do_boundscheck =",
+        "GetItemBuffer.generic =",
         "set_option(",
         "typeof_impl.register(",
     )
@@ -197,3 +198,32 @@ def test_vectorize_results_are_numba_s_outside_offloaded_typing():
     np.testing.assert_array_equal(result, np.arange(4.0) * 2 + 1)
     (signature,) = use.signatures
     assert str(use.nopython_signatures[0].return_type) == "array(float64, 1d, C)"
+
+
+def test_mask_reads_are_numpy_s_only_while_offload_types_a_function():
+    """patches._getitem_generic types a USM array read through a boolean mask of its own rank
+    as NumPy's 1-d result only while @dk.offload types a function; elsewhere, and for NumPy
+    arrays and masks of another rank, Numba's typing (a rank of 2n - 1) stays."""
+    from numba.core import types
+    from numba.core.registry import cpu_target
+    from numba.core.typing.arraydecl import GetItemBuffer
+
+    from dpex_kernels.compiler import patches
+    from dpex_kernels.types.usm_array_type import elementwise_on_device
+
+    patches.apply()
+    template = GetItemBuffer(cpu_target.typing_context)
+    array = dk.usm_array(dk.float64, 2, "C")
+    mask = dk.usm_array(dk.boolean, 2, "C")
+    rows = dk.usm_array(dk.boolean, 1, "C")
+    numpy_array, numpy_mask = types.float64[:, :], types.boolean[:, :]
+
+    def ndim(*args) -> int:
+        return template.generic(args, {}).return_type.ndim
+
+    assert ndim(array, mask) == 3  # Numba's
+    with elementwise_on_device():
+        assert ndim(array, mask) == 1
+        assert ndim(array, rows) == 2  # a mask over the rows: Numba's, which is NumPy's
+        assert ndim(numpy_array, numpy_mask) == 3
+    assert ndim(array, mask) == 3

@@ -70,8 +70,8 @@ def masked(a):
     return a[a > 0.5]
 
 
-def masked_rows(a):
-    return a[a > 0.5]
+def masked_planes(a, mask):
+    return a[mask]
 
 
 def rows_and_columns(a, rows, columns):
@@ -89,7 +89,7 @@ def by_host_indices(a):
 @pytest.mark.parametrize(
     ("function", "arguments", "named"),
     [
-        (masked_rows, (np.ones((2, 2)),), "bool, 2d"),
+        (masked_planes, (np.ones((2, 2, 2)), np.ones((2, 2), bool)), "bool, 2d"),
         (rows_and_columns, (np.ones((3, 3)), np.array([0, 1]), np.array([1, 2])), "Tuple"),
         (by_matrix, (np.arange(4.0), np.array([[0, 1], [2, 3]])), "int64, 2d"),
         (by_host_indices, (np.arange(4.0),), "array(int64, 1d, C)"),
@@ -168,6 +168,34 @@ def test_random_row_selections_equal_numpy(rows, inner, share, dtype):
     mask = rng.random(rows) < share
     got = SELECTED(usm(x), usm(mask))
     np.testing.assert_array_equal(dpnp.asnumpy(got), x[mask])
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    shape=st.sampled_from([(0, 3), (70, 60), (3, 4, 5), (40, 1, 130)]),
+    share=st.sampled_from([0.0, 0.01, 0.5, 1.0]),
+    dtype=st.sampled_from(["float64", "int32"]),
+    strided=st.booleans(),
+)
+def test_random_selections_by_masks_of_the_array_s_shape_equal_numpy(shape, share, dtype, strided):
+    """A mask of the array's own rank selects elements in C order, a 1-D result (Numba types
+    it as an array of rank 2n - 1 and cannot lower it), strided views too."""
+    rng = np.random.default_rng(sum(shape))
+    x = (rng.random(shape) * 100).astype(dtype)
+    device_x = usm(x)
+    if strided:
+        x, device_x = x[..., ::2], device_x[..., ::2]
+    mask = rng.random(x.shape) < share
+    got = SELECTED(device_x, usm(mask))
+    np.testing.assert_array_equal(dpnp.asnumpy(got), x[mask])
+
+
+def test_a_mask_of_another_shape_is_numpy_s_index_error():
+    x = np.ones((4, 5))
+    with pytest.raises(IndexError):
+        x[np.ones((4, 4), bool)]  # NumPy's, for the same shapes
+    with pytest.raises(IndexError, match="shape does not match"):
+        SELECTED(usm(x), usm(np.ones((4, 4), bool)))
 
 
 def centre_of(points, labels, c):

@@ -12,6 +12,9 @@ tests/test_hardening_patches.py checks that CPU code is unchanged.
 `dufunc_typed_on_device()` (called by offload's typing) makes a `@numba.vectorize` function's
 array result a USM array while @dk.offload types a function with USM inputs.
 
+While @dk.offload types a function, a USM array read through a boolean mask of its own rank
+(2 or more) types as NumPy's 1-d result (`_getitem_generic`).
+
 `argument_typeof_fast_path()` (installed by dispatcher/njit.py) speeds up how Numba's
 dispatcher types USM arrays passed to `@njit` functions, and types everything else as before.
 
@@ -36,6 +39,10 @@ import numba
 from numba.core import cgutils, types
 from numba.core.compiler_lock import global_compiler_lock
 from numba.core.dispatcher import Dispatcher
+from numba.core.typing import arraydecl
+from numba.core.typing.templates import signature
+
+from ..types.usm_array_type import mask_read_type
 
 PINNED = {"numba": (numba.__version__, "0.68."), "llvmlite": (llvmlite.__version__, "0.50.")}
 
@@ -143,6 +150,24 @@ def dufunc_typed_on_device(dufunc: DUFunc, typingctx) -> None:
     dufunc._dk_typed_on_device = True
 
 
+_numba_getitem_generic = arraydecl.GetItemBuffer.generic
+
+
+def _getitem_generic(self, args, kws):
+    """Numba types `a[mask]`, a boolean mask of a's own rank n >= 2, as an array of rank
+    2n - 1, which it then cannot lower; NumPy's result is the 1-d array of the selected elements.
+
+    While @dk.offload types a function, a USM array read through such a mask types as NumPy's
+    result (types/usm_array_type.mask_read_type), which offloading/indexing.py computes as a
+    selection; every other read keeps Numba's typing.
+    """
+    if not kws and len(args) == 2:
+        result = mask_read_type(*args)
+        if result is not None:
+            return signature(result, *args)
+    return _numba_getitem_generic(self, args, kws)
+
+
 def _check_versions() -> None:
     for name, (found, pinned) in PINNED.items():
         if not found.startswith(pinned):
@@ -162,6 +187,7 @@ def apply() -> None:
         cgutils.pointer_add = _pointer_add
         cgutils.do_boundscheck = _do_boundscheck
         DUFunc._type_me = _dufunc_type_me  # DUFuncs made from now on (their typing binds it)
+        arraydecl.GetItemBuffer.generic = _getitem_generic
         for flag in PROCESS_FLAGS:
             ll.set_option("dpex_kernels", flag)
         _applied = True

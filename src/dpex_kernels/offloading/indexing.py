@@ -3,13 +3,13 @@
 Numba indexes with an array on the host, into a NumPy array it allocates, which a USM array
 cannot be, and stores with one on the host, which cannot reach a GPU's device memory. After
 typing, `a[indices]` with a 1-D integer USM array `indices` becomes offload's parallel gather,
-`a[indices] = value` its scatter, and `x[mask]` of a 1-D boolean USM mask over `x`'s first axis
-(elements of a 1-D `x`, rows of a 2-D or 3-D one) its parallel selection (this module's
+`a[indices] = value` its scatter, and `x[mask]` of a boolean USM mask of `x`'s shape, or of a
+1-D one over its first axis (rows of a 2-D or 3-D `x`), its parallel selection (this module's
 `_take`, `_put` and `_compress`, registered as parallel.py's stand-ins `take`, `put` and
 `compress`): kernels on the array's queue.
 Outside prange bodies only (a kernel cannot allocate a result). Any other index holding an
-array (a mask of 2 dimensions or more in a read, several index arrays, an index array of 2
-dimensions, a NumPy array) is a KernelCompileError naming the line; a mask's store
+array (a mask of another rank, several index arrays, an index array of 2 dimensions, a NumPy
+array) is a KernelCompileError naming the line; a mask's store
 (`a[mask] = 0`) is Numba's parfor already.
 """
 
@@ -44,11 +44,11 @@ def _gathers(index: types.Type) -> bool:
     return integers and index.ndim == 1
 
 
-def _selects(index: types.Type) -> bool:
-    """Whether an index is a 1-D boolean USM array, a mask over the first axis. (Numba types
-    a mask of 2 dimensions or more as integer indices, a result of the wrong rank.)"""
+def _selects(array: types.Type, index: types.Type) -> bool:
+    """Whether an index is a boolean USM mask over the array's first axis (1-D) or of the
+    array's own rank (typed as NumPy's 1-D result: types.usm_array_type.mask_read_type)."""
     booleans = isinstance(index, USMArrayType) and isinstance(index.dtype, types.Boolean)
-    return booleans and index.ndim == 1
+    return booleans and index.ndim in (1, array.ndim)
 
 
 def _holds_array(index: types.Type) -> bool:
@@ -88,7 +88,7 @@ class IndexArrays(FunctionPass):
                     if isinstance(array, USMArrayType) and _holds_array(index):
                         if _gathers(index):
                             stand_in = STAND_INS_BY_NAME["take"]
-                        elif _selects(index):
+                        elif _selects(array, index):
                             stand_in = STAND_INS_BY_NAME["compress"]
                         else:
                             _refuse(state, stmt.loc, index)
@@ -120,8 +120,8 @@ def _refuse(state, loc: ir.Loc, index: types.Type) -> NoReturn:
     raise KernelCompileError(
         f"@dk.offload function '{state.func_id.func_name}' ({loc.filename}:{loc.line}): "
         f"indexing with {index} cannot run on a device; index with a 1-D integer array "
-        f"(a[indices]), a 1-D boolean mask over the first axis (x[mask]), or with a boolean "
-        f"mask in a store (a[mask] = value)"
+        f"(a[indices]), a boolean mask of the array's shape or a 1-D one over its first axis "
+        f"(x[mask]), or with a boolean mask in a store (a[mask] = value)"
     )
 
 
@@ -274,32 +274,26 @@ def _copy_row_overload(target, k, source, i):
 COMPRESS_CHUNK = 4096
 
 
-@numba.njit(cache=False)
-def _refuse_other_length(rows, mask_length):  # pragma: no cover (compiled)
-    if rows != mask_length:
-        raise IndexError("the boolean index's length does not match the indexed array's")
-
-
 def _compress(a, mask):
-    """`a[mask]` of a 1-D mask over `a`'s first axis: its elements (1-D `a`) or rows where the
-    mask is true, in order, as NumPy selects them (another length is NumPy's IndexError).
-    Work-item c counts the true elements of its chunk of COMPRESS_CHUNK, one work-item sums
-    the counts before each chunk, and work-item c copies its chunk's rows from there."""
+    """`a[mask]`: the elements of `a` where a mask of its own shape is true, or its rows
+    (elements, for a 1-D `a`) where a 1-D mask over its first axis is, in C order, as NumPy
+    selects them (a mask of another shape is NumPy's IndexError). Work-item c counts the true
+    elements of its chunk of COMPRESS_CHUNK, one work-item sums the counts before each chunk,
+    and work-item c copies its chunk's elements or rows from there."""
     checked_array(a, "indexing")
     if coerced_placement((a, mask)) is None:
         raise errors.TypingError("an array and its boolean index in offloaded code on two devices")
-    empty_like, refuse, shape_of = EMPTY_LIKE, _refuse_other_length, _gathered_shape
-    copy, chunk = _copy_row, COMPRESS_CHUNK
+    empty_like, length, shape_of = EMPTY_LIKE, _selection_length, _selection_shape
+    at, put, chunk = _flat_item, _put_selected, COMPRESS_CHUNK
 
     def impl(a, mask):  # pragma: no cover (compiled)
-        n = a.shape[0]
-        refuse(n, mask.shape[0])
+        n = length(a, mask)
         chunks = (n + chunk - 1) // chunk
         counts = empty_like(mask, dtype=np.intp, shape=(chunks,))
         for c in numba.prange(chunks):
             found = 0
             for t in range(c * chunk, min(n, c * chunk + chunk)):
-                found += mask[t]
+                found += at(mask, t)
             counts[c] = found
         starts = empty_like(counts)
         for _ in numba.prange(1):
@@ -310,16 +304,91 @@ def _compress(a, mask):
         selected = 0
         for c in numba.prange(chunks):
             selected += counts[c]
-        out = empty_like(a, shape=shape_of(a, selected))
+        out = empty_like(a, shape=shape_of(a, mask, selected))
         for c in numba.prange(chunks):
             position = starts[c]
             for t in range(c * chunk, min(n, c * chunk + chunk)):
-                if mask[t]:
-                    copy(out, position, a, t)
+                if at(mask, t):
+                    put(out, position, a, t)
                     position += 1
         return out
 
     return impl
+
+
+def _elementwise(a: types.Array, mask: types.Array) -> bool:
+    """Whether a selection's mask has its array's shape (else it selects rows)."""
+    return mask.ndim == a.ndim > 1
+
+
+def _selection_length(a, mask):
+    """The elements (a mask of `a`'s rank) or rows a mask selects among; NumPy's IndexError
+    for a mask of another shape (typed: its overload)."""
+
+
+@overload(_selection_length)
+def _selection_length_overload(a, mask):
+    if _elementwise(a, mask):
+
+        def elements(a, mask):  # pragma: no cover (compiled)
+            if a.shape != mask.shape:
+                raise IndexError("the boolean index's shape does not match the indexed array's")
+            return a.size
+
+        return elements
+
+    def rows(a, mask):  # pragma: no cover (compiled)
+        if a.shape[0] != mask.shape[0]:
+            raise IndexError("the boolean index's length does not match the indexed array's")
+        return a.shape[0]
+
+    return rows
+
+
+def _selection_shape(a, mask, m):
+    """The shape of a selection of m elements or rows (typed: its overload)."""
+
+
+@overload(_selection_shape)
+def _selection_shape_overload(a, mask, m):
+    if _elementwise(a, mask):
+        return lambda a, mask, m: (m,)
+    return lambda a, mask, m: (m,) + a.shape[1:]
+
+
+def _flat_item(x, t):
+    """x's element t in C order (typed: its overload)."""
+
+
+@overload(_flat_item)
+def _flat_item_overload(x, t):
+    def item(x, t):  # pragma: no cover (compiled)
+        return x[t]
+
+    def row(x, t):  # pragma: no cover (compiled)
+        return x[t // x.shape[1], t % x.shape[1]]
+
+    def plane(x, t):  # pragma: no cover (compiled)
+        return x[t // (x.shape[1] * x.shape[2]), t // x.shape[2] % x.shape[1], t % x.shape[2]]
+
+    return (item, row, plane)[x.ndim - 1]
+
+
+def _put_selected(out, k, a, t):
+    """out[k] = element t of `a` in C order (out 1-D), or its row t (typed: its overload)."""
+
+
+@overload(_put_selected)
+def _put_selected_overload(out, k, a, t):
+    if out.ndim == 1 and a.ndim > 1:
+        at = _flat_item
+
+        def element(out, k, a, t):  # pragma: no cover (compiled)
+            out[k] = at(a, t)
+
+        return element
+    copy = _copy_row
+    return lambda out, k, a, t: copy(out, k, a, t)
 
 
 register("take", _take)

@@ -102,6 +102,19 @@ def device_result_type(result: types.Type, inputs) -> types.Type | None:
     return USMArrayType(result.dtype, result.ndim, result.layout, *placement)
 
 
+def mask_read_type(array: types.Type, index: types.Type) -> types.Type | None:
+    """NumPy's type of `array[mask]`, a boolean USM mask of the USM array's own rank of 2 or
+    more, while offload types a function: 1-d (Numba counts such a mask as integer arrays, a
+    rank of 2n - 1); None otherwise."""
+    if not _ELEMENTWISE_ON_DEVICE.get():
+        return None
+    if not (isinstance(array, USMArrayType) and isinstance(index, USMArrayType)):
+        return None
+    if not isinstance(index.dtype, types.Boolean) or not index.ndim == array.ndim > 1:
+        return None
+    return array.copy(ndim=1, layout="C", readonly=False)
+
+
 class USMArrayType(types.Array):
     """The type of a USM array parameter: a Numba array type that records where data lives.
 
