@@ -198,6 +198,46 @@ def test_a_mask_of_another_shape_is_numpy_s_index_error():
         SELECTED(usm(x), usm(np.ones((4, 4), bool)))
 
 
+def masked_store(a, mask, values):
+    a[mask] = values
+
+
+MASKED_STORE = dk.offload(masked_store)
+
+
+@settings(max_examples=20, deadline=None)
+@given(
+    shape=st.sampled_from([(6, 7), (1, 40), (3, 4, 5)]),
+    share=st.sampled_from([0.0, 0.3, 1.0]),
+    dtype=st.sampled_from(["float64", "int64"]),
+)
+def test_arrays_stored_through_masks_of_2_dimensions_or_more(shape, share, dtype):
+    """`a[mask] = b` of b of the mask's shape stores b's elements where the mask is true, as
+    Numba's parfor does (NumPy's `a[mask] = b[mask]`), in a kernel of its own."""
+    rng = np.random.default_rng(len(shape) + int(share * 10))
+    a, b = (rng.random((2, *shape)) * 100).astype(dtype)
+    mask = rng.random(shape) < share
+    device_a = usm(a)
+    MASKED_STORE(device_a, usm(mask), usm(b))
+    np.testing.assert_array_equal(dpnp.asnumpy(device_a), np.where(mask, b, a))
+    assert any(k.kind == "masked_store()" for k in MASKED_STORE.inspect_kernels())
+
+
+def doubled_where_large(a):
+    a[a > 0.5] *= 2.0
+
+
+def test_a_mask_store_of_another_shape_or_rank_is_an_error():
+    with pytest.raises(IndexError, match="shape does not match"):
+        MASKED_STORE(usm(np.zeros((4, 5))), usm(np.ones((4, 4), bool)), usm(np.ones((4, 4))))
+    with pytest.raises(ValueError, match="shape mismatch"):
+        MASKED_STORE(usm(np.zeros((4, 5))), usm(np.ones((4, 5), bool)), usm(np.ones((4, 4))))
+    line = doubled_where_large.__code__.co_firstlineno + 1
+    with pytest.raises(KernelCompileError, match=f"test_offload_indexing.py:{line}") as error:
+        dk.offload(doubled_where_large)(usm(np.ones((3, 3))))
+    assert "np.where(mask, new, a)" in str(error.value)
+
+
 def centre_of(points, labels, c):
     return points[labels == c].mean(axis=0)
 

@@ -76,10 +76,10 @@ class IndexArrays(FunctionPass):
                 continue
             body = []
             for stmt in block.body:
-                if isinstance(stmt, ir.SetItem) and _scatters(state, stmt):
+                store = _store_kind(state, stmt) if isinstance(stmt, ir.SetItem) else None
+                if store is not None:
                     arguments = [stmt.target, stmt.index, stmt.value]
-                    put = STAND_INS_BY_NAME["put"]
-                    call(state, block.scope, stmt.loc, put, arguments, body)
+                    call(state, block.scope, stmt.loc, STAND_INS_BY_NAME[store], arguments, body)
                     changed = True
                     continue
                 value = stmt.value if isinstance(stmt, ir.Assign) else None
@@ -103,17 +103,31 @@ class IndexArrays(FunctionPass):
         return changed
 
 
-def _scatters(state, stmt: ir.SetItem) -> bool:
-    """Whether a store into a USM array is `a[indices] = value` (a boolean mask's store is
-    Numba's parfor already); a KernelCompileError for other indices holding arrays."""
+def _store_kind(state, stmt: ir.SetItem) -> str | None:
+    """The stand-in a store into a USM array becomes: "put" for `a[indices] = value`,
+    "masked_store" for an array stored through a mask of 2 dimensions or more (Numba's parfor
+    takes one only where it proves the shapes equal, and its host code 1-D masks only), None
+    for the others (a 1-D mask's store, or a scalar's, is Numba's parfor already); a
+    KernelCompileError for other indices holding arrays, and for values of another rank."""
     array, index = state.typemap[stmt.target.name], state.typemap[stmt.index.name]
     if not isinstance(array, USMArrayType) or not _holds_array(index):
-        return False
+        return None
     if _gathers(index):
-        return True
-    if isinstance(index, USMArrayType) and isinstance(index.dtype, types.Boolean):
-        return False
-    _refuse(state, stmt.loc, index)
+        return "put"
+    if not (isinstance(index, USMArrayType) and isinstance(index.dtype, types.Boolean)):
+        _refuse(state, stmt.loc, index)
+    value = state.typemap[stmt.value.name]
+    if index.ndim == 1 or not isinstance(value, types.Array):
+        return None
+    if value.ndim == index.ndim == array.ndim:
+        return "masked_store"
+    loc = stmt.loc
+    raise KernelCompileError(
+        f"@dk.offload function '{state.func_id.func_name}' ({loc.filename}:{loc.line}): "
+        f"storing an array of {value.ndim} dimension(s) through a boolean mask of "
+        f"{index.ndim} (a[mask] = values, a[mask] *= 2) cannot run on a device; store a "
+        f"scalar or an array of the mask's shape, or write a[:] = np.where(mask, new, a)"
+    )
 
 
 def _refuse(state, loc: ir.Loc, index: types.Type) -> NoReturn:
@@ -391,6 +405,30 @@ def _put_selected_overload(out, k, a, t):
     return lambda out, k, a, t: copy(out, k, a, t)
 
 
+def _masked_store(a, mask, value):
+    """`a[mask] = value` of a mask of `a`'s shape, 2 dimensions or more, and an array of that
+    shape: a's elements where the mask is true take the value's elements at the same place, as
+    Numba's parfor stores them (NumPy takes only as many values as the mask selects); a mask
+    of another shape is NumPy's IndexError, values of another shape a ValueError."""
+    checked_array(a, "indexing")
+    if coerced_placement((a, mask, value)) is None:
+        raise errors.TypingError(
+            "an array, its boolean index and the values stored in offloaded code are USM arrays "
+            "on one device"
+        )
+    length, check = _selection_length, _check_values
+
+    def impl(a, mask, value):  # pragma: no cover (compiled)
+        length(a, mask)  # NumPy's IndexError for a mask of another shape
+        check(value, mask.shape)
+        for idx in numba.pndindex(a.shape):
+            if mask[idx]:
+                a[idx] = value[idx]
+
+    return impl
+
+
 register("take", _take)
 register("put", _put)
 register("compress", _compress)
+register("masked_store", _masked_store)

@@ -54,8 +54,9 @@ NAMES = [
     "copy",
 ]
 #: Offload's own operations, which no NumPy or dpnp function of their name stands for
-#: (indexing.py: `a[indices]`, its store and `x[mask]`; np.take, np.put and np.compress differ).
-OWN_NAMES = ["take", "put", "compress"]
+#: (indexing.py: `a[indices]`, its store, `x[mask]` and a store through a mask of 2 dimensions
+#: or more; np.take, np.put and np.compress differ).
+OWN_NAMES = ["take", "put", "compress", "masked_store"]
 
 
 def _stand_in(name: str):
