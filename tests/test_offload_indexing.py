@@ -74,6 +74,10 @@ def masked_planes(a, mask):
     return a[mask]
 
 
+def stored_by_planes(a, mask):
+    a[mask] = 0.0
+
+
 def rows_and_columns(a, rows, columns):
     return a[rows, columns]
 
@@ -90,6 +94,7 @@ def by_host_indices(a):
     ("function", "arguments", "named"),
     [
         (masked_planes, (np.ones((2, 2, 2)), np.ones((2, 2), bool)), "bool, 2d"),
+        (stored_by_planes, (np.ones((2, 2, 2)), np.ones((2, 2), bool)), "bool, 2d"),
         (rows_and_columns, (np.ones((3, 3)), np.array([0, 1]), np.array([1, 2])), "Tuple"),
         (by_matrix, (np.arange(4.0), np.array([[0, 1], [2, 3]])), "int64, 2d"),
         (by_host_indices, (np.arange(4.0),), "array(int64, 1d, C)"),

@@ -6,11 +6,13 @@ typing, `a[indices]` with a 1-D integer USM array `indices` becomes offload's pa
 `a[indices] = value` its scatter, and `x[mask]` of a boolean USM mask of `x`'s shape, or of a
 1-D one over its first axis (rows of a 2-D or 3-D `x`), its parallel selection (this module's
 `_take`, `_put` and `_compress`, registered as parallel.py's stand-ins `take`, `put` and
-`compress`): kernels on the array's queue.
+`compress`): kernels on the array's queue. `a[mask] = b` of a mask of 2 dimensions or more
+and `b` of its shape is a kernel of its own (`_masked_store`); other stores through a mask
+(`a[mask] = 0`, 1-D masks) are Numba's parfor already.
 Outside prange bodies only (a kernel cannot allocate a result). Any other index holding an
 array (a mask of another rank, several index arrays, an index array of 2 dimensions, a NumPy
-array) is a KernelCompileError naming the line; a mask's store
-(`a[mask] = 0`) is Numba's parfor already.
+array), and an array of another rank stored through a mask of 2 dimensions or more, is a
+KernelCompileError naming the line.
 """
 
 from __future__ import annotations
@@ -59,8 +61,8 @@ def _holds_array(index: types.Type) -> bool:
 
 @register_pass(mutates_CFG=True, analysis_only=False)
 class IndexArrays(FunctionPass):
-    """Numba pass: `a[indices]`, `a[indices] = value` and `x[mask]` of USM arrays as offload's
-    gather, scatter and selection (module docstring)."""
+    """Numba pass: `a[indices]`, `a[indices] = value`, `x[mask]` and `a[mask] = b` of USM
+    arrays as offload's gather, scatter, selection and masked store (module docstring)."""
 
     _name = "dpex_offload_index_arrays"
 
@@ -114,7 +116,7 @@ def _store_kind(state, stmt: ir.SetItem) -> str | None:
         return None
     if _gathers(index):
         return "put"
-    if not (isinstance(index, USMArrayType) and isinstance(index.dtype, types.Boolean)):
+    if not _selects(array, index):
         _refuse(state, stmt.loc, index)
     value = state.typemap[stmt.value.name]
     if index.ndim == 1 or not isinstance(value, types.Array):

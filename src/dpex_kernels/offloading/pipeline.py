@@ -9,7 +9,8 @@ pass of its own:
 - typing makes element-wise results of USM arrays USM arrays (types.usm_array_type), a store
   copies first the views of its array that its value reads (aliasing.py), `c[:] = e` has a
   slice for each dimension of `e` (slice_assignments.py), and `a[indices]`,
-  `a[indices] = value` and `x[mask]` are a gather, a scatter and a selection (indexing.py);
+  `a[indices] = value`, `x[mask]` and `a[mask] = b` are a gather, a scatter, a selection and
+  a masked store (indexing.py);
 - Numba's parallel implementations of NumPy functions are offload's where they differ
   (parallel.py: reductions with `axis=`, `@`), and the arrays parfors allocate are USM arrays
   on their inputs' queue (device_allocations.py);
