@@ -85,7 +85,8 @@ def test_a_streaming_loop_stores_one_vector_an_iteration():
     (llvm_ir,) = found.kernel.inspect_llvm().values()
     stores = [line for line in llvm_ir.splitlines() if "store <" in line]
     assert [line for line in stores if "!nontemporal" in line] == [stores[0]]
-    assert "store <16 x float>" in stores[0] and "store <16 x" not in "".join(stores[1:])
+    vector = f"store <{host_simd.vector_bytes() // 4} x float>"  # 16 on AVX-512, 8 on AVX2
+    assert vector in stores[0] and vector not in "".join(stores[1:])
 
 
 def test_a_small_loop_takes_the_plain_kernel_and_compiles_no_streaming_one():
@@ -331,16 +332,22 @@ def test_vector_code_spir_v_lacks_or_no_vector_code_is_refused(body, problem):
         host_simd.finish(KERNEL.replace("{body}", body), "k", "k", host_simd.STREAM)
 
 
-def test_aligned_vector_stores_stream_and_sub_groups_are_one_work_item():
+@pytest.mark.parametrize("vector_bytes", [64, 32])
+def test_vector_stores_aligned_to_the_host_s_vectors_stream(monkeypatch, vector_bytes):
+    """AVX-512 hosts stream 64-byte stores, AVX2 hosts 32-byte ones; a store under the host's
+    vector alignment stays plain, and sub-groups are one work-item."""
+    monkeypatch.setattr(host_simd, "vector_bytes", lambda: vector_bytes)
     body = (
         "  store <16 x float> %v, ptr addrspace(1) %.1, align 64, !tbaa !3\n"
         "  store <8 x float> %w, ptr addrspace(1) %.1, align 32\n"
+        "  store <4 x float> %x, ptr addrspace(1) %.1, align 16\n"
         "  %m = call <16 x float> @llvm.fmuladd.v16f32(<16 x float> %v, <16 x float> %v, "
         "<16 x float> %v)"
     )
     text = host_simd.finish(KERNEL.replace("{body}", body), "k", "k", host_simd.STREAM)
     assert "align 64, !nontemporal !{i32 1}, !tbaa !3" in text
-    assert "align 32\n" in text  # under-aligned: a plain store
+    assert ("align 32, !nontemporal" in text) is (vector_bytes == 32)
+    assert "align 16\n" in text  # under the host's vectors: a plain store
     assert "#0 !intel_reqd_sub_group_size !{i32 1} {" in text
 
 

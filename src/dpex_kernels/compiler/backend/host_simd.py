@@ -5,15 +5,16 @@ The OpenCL CPU runtime vectorises across work-items and cannot store non-tempora
 vectoriser refuses a `!nontemporal` store, and a kernel that is already vector code it
 vectorises again. So for a CPU device a kernel whose work-item loops over consecutive elements
 is optimised with the host's x86 cost model (LLVM's loop vectoriser then writes <16 x float>
-code) and asks for sub-groups of one work-item, which the runtime compiles as written. Of
-"stream" kernels every vector store to global memory at a 64-byte aligned address is marked
-non-temporal: a stream past the caches then skips the read-for-ownership of every line it
-writes (a triad of 2^24 float32 took 4.6-5.0 ms, against 6-7.7 ms as a plain kernel). Their
-loops store one vector an iteration (pipeline.py turns LLVM's interleaving off): with the four
-its cost model picks, up to 63 iterations of a chunk (the last of a 4095-column row) were left
-to <8 x float> stores of unknown alignment, which read every line before writing it; a 2-D
-loop over 4095 columns then took 6-14% longer than one over 4096, and one vector at a time
-made the two as fast and the 4096² stencil 4% faster. Of "reduce" kernels the reduction's
+code, <8 x float> with AVX2) and asks for sub-groups of one work-item, which the runtime
+compiles as written. Of "stream" kernels every vector store to global memory aligned to a
+whole host vector (`vector_bytes`) is marked non-temporal: a stream past the caches then skips
+the read-for-ownership of every line it writes (a triad of 2^24 float32 took 4.6-5.0 ms,
+against 6-7.7 ms as a plain kernel, on AVX-512). Their loops store one vector an iteration
+(pipeline.py turns LLVM's interleaving off): with the four its cost model picks, up to 63
+iterations of a chunk (the last of a 4095-column row) were left to <8 x float> stores of
+unknown alignment, which read every line before writing it; a 2-D loop over 4095 columns then
+took 6-14% longer than one over 4096, and one vector at a time made the two as fast and the
+4096² stencil 4% faster. Of "reduce" kernels the reduction's
 float update is marked `reassoc` first, so that it vectorises; they keep the interleaving
 (independent accumulators). Of "rows" kernels, a row loop's chunk of rows in order, every
 store to global memory is marked non-temporal, scalar or vector: the offload pass makes them
@@ -91,6 +92,14 @@ def host_target_machine():
     if features.get("avx512f"):
         flags += ",-prefer-256-bit"
     return target.create_target_machine(cpu=ll.get_host_cpu_name(), features=flags, opt=3)
+
+
+@functools.cache
+def vector_bytes() -> int:
+    """The host's widest vector: what one store of a vectorised loop writes (AVX-512's 64
+    bytes; AVX2's 32, two to a cache line, which a CPU's write-combining joins)."""
+    features = ll.get_host_cpu_features()
+    return 64 if features.get("avx512f") else 32 if features.get("avx") else 16
 
 
 def fits(address: int, shape: tuple, itemsize: int) -> bool:
@@ -200,7 +209,7 @@ def required_sub_group_size(text: str, symbol: str, size: int) -> str:
 
 
 def _streaming(match: re.Match) -> str:
-    if int(match.group(2)) < ALIGNMENT:
+    if int(match.group(2)) < vector_bytes():
         return match.group(1)
     return f"{match.group(1)}, !nontemporal !{{i32 1}}"
 
