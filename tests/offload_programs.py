@@ -351,6 +351,22 @@ def _outlier_mean(x, limit):
     return far.sum() / max(far.shape[0], 1)
 
 
+def masked_updates(x, y, limit):
+    high = x > limit
+    x[high] = y[high]
+    x[x < -limit] *= 0.5
+    rows = x[:, 0] > 0.0
+    x[rows] = y[0]
+    return x
+
+
+def _masked_updates(x, y, limit):
+    np.copyto(x, np.where(x > limit, y, x))
+    np.copyto(x, np.where(x < -limit, x * 0.5, x))
+    np.copyto(x, np.where(x[:, :1] > 0.0, y[0], x))
+    return x
+
+
 def gpairs(x1, y1, z1, w1, x2, y2, z2, w2, rbins):
     counts = dpnp.zeros((x1.shape[0], rbins.shape[0]), dtype=w1.dtype, device=x1.device)
     for i in prange(x1.shape[0]):
@@ -574,6 +590,11 @@ PROGRAMS = [
     Program(kmeans_step, _kmeans_inputs, _kmeans_step),
     Program(kmeans_inertia, _inertia_inputs, _kmeans_inertia, rtol=1e-9),
     Program(outlier_mean, lambda rng: (rng.normal(size=5000), 2.0), _outlier_mean, rtol=1e-9),
+    Program(
+        masked_updates,
+        lambda rng: (rng.normal(size=(200, 3)), rng.normal(size=(200, 3)), 1.0),
+        _masked_updates,
+    ),
     Program(gpairs, _gpairs_inputs, _gpairs),
     Program(rambo, _rambo_inputs, _rambo),
     Program(knn, _knn_inputs, _knn),

@@ -207,40 +207,136 @@ def masked_store(a, mask, values):
     a[mask] = values
 
 
+def fused_store(a, mask, source):
+    a[mask] = source[mask]
+
+
 MASKED_STORE = dk.offload(masked_store)
+FUSED_STORE = dk.offload(fused_store)
+
+#: (the array's shape, the mask's shape): masks of the array's shape and 1-D masks over rows.
+MASKINGS = [
+    ((50,), (50,)),
+    ((6, 7), (6, 7)),
+    ((3, 4, 5), (3, 4, 5)),
+    ((9, 4), (9,)),
+    ((5, 3, 2), (5,)),
+]
 
 
-@settings(max_examples=20, deadline=None)
+@settings(max_examples=30, deadline=None)
 @given(
-    shape=st.sampled_from([(6, 7), (1, 40), (3, 4, 5)]),
+    masking=st.sampled_from(MASKINGS),
     share=st.sampled_from([0.0, 0.3, 1.0]),
-    dtype=st.sampled_from(["float64", "int64"]),
+    dtype=st.sampled_from(["float64", "int64", "float32"]),
 )
-def test_arrays_stored_through_masks_of_2_dimensions_or_more(shape, share, dtype):
-    """`a[mask] = b` of b of the mask's shape stores b's elements where the mask is true, as
-    Numba's parfor does (NumPy's `a[mask] = b[mask]`), in a kernel of its own."""
-    rng = np.random.default_rng(len(shape) + int(share * 10))
-    a, b = (rng.random((2, *shape)) * 100).astype(dtype)
-    mask = rng.random(shape) < share
+def test_a_store_of_a_selection_through_its_own_mask_is_one_kernel_equal_to_numpy(
+    masking, share, dtype
+):
+    """`a[m] = x[m]` stores x's selected elements or rows in place, in one kernel (Numba's
+    parfor fuses it), as NumPy stores them."""
+    shape, mask_shape = masking
+    rng = np.random.default_rng(len(shape) * 7 + int(share * 10))
+    a, x = (rng.random((2, *shape)) * 100).astype(dtype)
+    mask = rng.random(mask_shape) < share
     device_a = usm(a)
-    MASKED_STORE(device_a, usm(mask), usm(b))
-    np.testing.assert_array_equal(dpnp.asnumpy(device_a), np.where(mask, b, a))
-    assert any(k.kind == "masked_store()" for k in MASKED_STORE.inspect_kernels())
+    FUSED_STORE(device_a, usm(mask), usm(x))
+    a[mask] = x[mask]
+    np.testing.assert_array_equal(dpnp.asnumpy(device_a), a)
+    kinds = [k.kind for k in FUSED_STORE.inspect_kernels()]
+    assert "masked_store()" in kinds and "compress()" not in kinds
+
+
+def values_for(rng, kind: str, selected: int, items: tuple, dtype):
+    """A value of `kind` NumPy can store into `selected` items of shape `items`."""
+    if kind == "scalar":
+        return dtype(7)
+    shape = {"all": (selected, *items), "one": (1, *items), "item": items or (1,)}[kind]
+    return (rng.random(shape) * 100).astype(dtype)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    masking=st.sampled_from(MASKINGS),
+    share=st.sampled_from([0.0, 0.3, 1.0]),
+    kind=st.sampled_from(["scalar", "all", "one", "item"]),
+    dtype=st.sampled_from([np.float64, np.int64]),
+)
+def test_stores_through_masks_equal_numpy(masking, share, kind, dtype):
+    """`a[mask] = values`: the selected elements (in C order) or rows take the values in order,
+    broadcast as NumPy broadcasts them, in kernels on the array's queue."""
+    shape, mask_shape = masking
+    rng = np.random.default_rng(len(shape) * 5 + len(kind) + int(share * 10))
+    a = (rng.random(shape) * 100).astype(dtype)
+    mask = rng.random(mask_shape) < share
+    items = shape[len(mask_shape) :]
+    values = values_for(rng, kind, int(mask.sum()), items, dtype)
+    device_a = usm(a)
+    MASKED_STORE(device_a, usm(mask), values if kind == "scalar" else usm(values))
+    a[mask] = values
+    np.testing.assert_array_equal(dpnp.asnumpy(device_a), a)
+
+
+def stored_selection(a, b):
+    a[a > 0.5] = b[:3]
+
+
+def test_a_store_through_a_mask_is_a_kernel_not_host_code():
+    """Numba stores an array through a mask on the host, which cannot reach a GPU's device
+    memory: here it is place()'s kernels, a 1-D mask included."""
+    offloaded = dk.offload(stored_selection)
+    a, b = np.array([0.1, 0.9, 0.7, 0.2, 0.8]), np.arange(5.0)
+    device_a = usm(a)
+    offloaded(device_a, usm(b))
+    a[a > 0.5] = b[:3]
+    np.testing.assert_array_equal(dpnp.asnumpy(device_a), a)
+    line = stored_selection.__code__.co_firstlineno + 1
+    assert any(k.kind == "place()" and k.line == line for k in offloaded.inspect_kernels())
 
 
 def doubled_where_large(a):
     a[a > 0.5] *= 2.0
 
 
-def test_a_mask_store_of_another_shape_or_rank_is_an_error():
+def test_a_selection_updated_in_place_equals_numpy():
+    a = np.random.default_rng(6).random((30, 7))
+    device_a = usm(a)
+    dk.offload(doubled_where_large)(device_a)
+    doubled_where_large(a)
+    np.testing.assert_array_equal(dpnp.asnumpy(device_a), a)
+
+
+def test_the_errors_of_stores_through_masks_are_numpy_s():
+    a, mask = np.zeros((4, 5)), np.ones((4, 5), bool)
+    with pytest.raises(IndexError):
+        a[np.ones((4, 4), bool)] = np.ones(16)  # NumPy's, for the same shapes
     with pytest.raises(IndexError, match="shape does not match"):
-        MASKED_STORE(usm(np.zeros((4, 5))), usm(np.ones((4, 4), bool)), usm(np.ones((4, 4))))
-    with pytest.raises(ValueError, match="shape mismatch"):
-        MASKED_STORE(usm(np.zeros((4, 5))), usm(np.ones((4, 5), bool)), usm(np.ones((4, 4))))
-    line = doubled_where_large.__code__.co_firstlineno + 1
+        MASKED_STORE(usm(a), usm(np.ones((4, 4), bool)), usm(np.ones(16)))
+    with pytest.raises(ValueError):
+        a[mask] = np.ones(7)  # NumPy's, for the same shapes
+    with pytest.raises(ValueError, match="do not broadcast"):
+        MASKED_STORE(usm(a), usm(mask), usm(np.ones(7)))
+    with pytest.raises(IndexError):
+        a[mask] = np.ones((4, 4))[mask]  # NumPy's IndexError of x[mask]
+    with pytest.raises(IndexError, match="shape does not match"):
+        FUSED_STORE(usm(a), usm(mask), usm(np.ones((4, 4))))
+    rows = np.ones(4, bool)
+    with pytest.raises(ValueError):
+        a[rows] = np.ones((4, 3))  # NumPy's: rows of 5 elements cannot take 3
+    with pytest.raises(ValueError, match="do not broadcast"):
+        MASKED_STORE(usm(a), usm(rows), usm(np.ones((4, 3))))
+    with pytest.raises(ValueError, match="do not broadcast"):
+        FUSED_STORE(usm(a), usm(rows), usm(np.ones((4, 3))))
+    assert not dpnp.asnumpy(usm(a)).any()
+
+
+def test_values_of_a_rank_above_the_selection_s_are_refused_naming_the_line():
+    line = masked_store.__code__.co_firstlineno + 1
     with pytest.raises(KernelCompileError, match=f"test_offload_indexing.py:{line}") as error:
-        dk.offload(doubled_where_large)(usm(np.ones((3, 3))))
-    assert "np.where(mask, new, a)" in str(error.value)
+        dk.offload(masked_store)(
+            usm(np.zeros((4, 5))), usm(np.ones((4, 5), bool)), usm(np.ones((4, 5)))
+        )
+    assert "at most 1 dimension" in str(error.value)
 
 
 def centre_of(points, labels, c):

@@ -6,17 +6,19 @@ typing, `a[indices]` with a 1-D integer USM array `indices` becomes offload's pa
 `a[indices] = value` its scatter, and `x[mask]` of a boolean USM mask of `x`'s shape, or of a
 1-D one over its first axis (rows of a 2-D or 3-D `x`), its parallel selection (this module's
 `_take`, `_put` and `_compress`, registered as parallel.py's stand-ins `take`, `put` and
-`compress`): kernels on the array's queue. `a[mask] = b` of a mask of 2 dimensions or more
-and `b` of its shape is a kernel of its own (`_masked_store`); other stores through a mask
-(`a[mask] = 0`, 1-D masks) are Numba's parfor already.
+`compress`): kernels on the array's queue. A store through a mask is NumPy's: the
+selected elements or rows take the values in order, broadcast (`_place`, after the selection's
+count); `a[m] = x[m]` through one mask is one kernel storing x's elements in place
+(`_masked_store`, as Numba's parfor fuses it); a scalar through a mask of the array's shape is
+Numba's parfor already.
 Outside prange bodies only (a kernel cannot allocate a result). Any other index holding an
 array (a mask of another rank, several index arrays, an index array of 2 dimensions, a NumPy
-array), and an array of another rank stored through a mask of 2 dimensions or more, is a
-KernelCompileError naming the line.
+array) is a KernelCompileError naming the line.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import NoReturn
 
 import numba
@@ -62,7 +64,8 @@ def _holds_array(index: types.Type) -> bool:
 @register_pass(mutates_CFG=True, analysis_only=False)
 class IndexArrays(FunctionPass):
     """Numba pass: `a[indices]`, `a[indices] = value`, `x[mask]` and `a[mask] = b` of USM
-    arrays as offload's gather, scatter, selection and masked store (module docstring)."""
+    arrays as offload's gather, scatter, selection and stores through masks (module
+    docstring)."""
 
     _name = "dpex_offload_index_arrays"
 
@@ -72,15 +75,18 @@ class IndexArrays(FunctionPass):
     def run_pass(self, state):
         blocks, typemap = state.func_ir.blocks, state.typemap
         in_prange = prange_bodies(blocks, build_definitions(blocks))
+        fused = _fused_reads(state, in_prange)
         changed = False
         for label, block in blocks.items():
             if label in in_prange:
                 continue
             body = []
             for stmt in block.body:
-                store = _store_kind(state, stmt) if isinstance(stmt, ir.SetItem) else None
+                if isinstance(stmt, ir.Assign) and stmt.target.name in fused:
+                    continue  # x[m] of a[m] = x[m], which masked_store reads itself
+                store = _store_kind(state, stmt, fused) if isinstance(stmt, ir.SetItem) else None
                 if store is not None:
-                    arguments = [stmt.target, stmt.index, stmt.value]
+                    arguments = [stmt.target, stmt.index, fused.get(stmt.value.name, stmt.value)]
                     call(state, block.scope, stmt.loc, STAND_INS_BY_NAME[store], arguments, body)
                     changed = True
                     continue
@@ -105,12 +111,44 @@ class IndexArrays(FunctionPass):
         return changed
 
 
-def _store_kind(state, stmt: ir.SetItem) -> str | None:
+def _fused_reads(state, in_prange: set) -> dict[str, ir.Var]:
+    """The reads `x[m]` of stores `a[m] = x[m]` through one mask variable that nothing else
+    reads, by their variable's name: the array `x`, which masked_store reads where it stores."""
+    blocks, typemap = state.func_ir.blocks, state.typemap
+    uses = Counter(v.name for block in blocks.values() for s in block.body for v in s.list_vars())
+    fused = {}
+    for label, block in blocks.items():
+        if label in in_prange:
+            continue
+        reads = {}  # since the last statement that may store: variable -> its getitem
+        for stmt in block.body:
+            if isinstance(stmt, ir.SetItem):
+                read = reads.get(stmt.value.name)
+                if read is not None and read.index.name == stmt.index.name:
+                    array, index = typemap[stmt.target.name], typemap[stmt.index.name]
+                    source = typemap[read.value.name]
+                    if (
+                        uses[stmt.value.name] == 2
+                        and isinstance(array, USMArrayType)
+                        and isinstance(source, USMArrayType)
+                        and source.ndim == array.ndim
+                        and _selects(array, index)
+                    ):
+                        fused[stmt.value.name] = read.value
+            value = stmt.value if isinstance(stmt, ir.Assign) else None
+            if isinstance(value, ir.Expr) and value.op == "getitem":
+                reads[stmt.target.name] = value
+            elif not isinstance(value, (ir.Var, ir.Const, ir.Global, ir.FreeVar)):
+                reads.clear()
+    return fused
+
+
+def _store_kind(state, stmt: ir.SetItem, fused: dict) -> str | None:
     """The stand-in a store into a USM array becomes: "put" for `a[indices] = value`,
-    "masked_store" for an array stored through a mask of 2 dimensions or more (Numba's parfor
-    takes one only where it proves the shapes equal, and its host code 1-D masks only), None
-    for the others (a 1-D mask's store, or a scalar's, is Numba's parfor already); a
-    KernelCompileError for other indices holding arrays, and for values of another rank."""
+    "masked_store" for `a[m] = x[m]` (`fused`), "place" for the other stores through a mask,
+    None for a scalar through a mask of the array's shape (Numba's parfor) and indices
+    without arrays; a KernelCompileError for other indices holding arrays, and for values of a
+    rank above the selection's."""
     array, index = state.typemap[stmt.target.name], state.typemap[stmt.index.name]
     if not isinstance(array, USMArrayType) or not _holds_array(index):
         return None
@@ -118,17 +156,19 @@ def _store_kind(state, stmt: ir.SetItem) -> str | None:
         return "put"
     if not _selects(array, index):
         _refuse(state, stmt.loc, index)
-    value = state.typemap[stmt.value.name]
-    if index.ndim == 1 or not isinstance(value, types.Array):
-        return None
-    if value.ndim == index.ndim == array.ndim:
+    if stmt.value.name in fused:
         return "masked_store"
+    value = state.typemap[stmt.value.name]
+    if not isinstance(value, types.Array):
+        return None if index.ndim == array.ndim else "place"
+    items = 1 if _elementwise(array, index) else array.ndim  # the rank NumPy broadcasts to
+    if value.ndim <= items:
+        return "place"
     loc = stmt.loc
     raise KernelCompileError(
         f"@dk.offload function '{state.func_id.func_name}' ({loc.filename}:{loc.line}): "
-        f"storing an array of {value.ndim} dimension(s) through a boolean mask of "
-        f"{index.ndim} (a[mask] = values, a[mask] *= 2) cannot run on a device; store a "
-        f"scalar or an array of the mask's shape, or write a[:] = np.where(mask, new, a)"
+        f"a[mask] = values takes a scalar or values of at most {items} dimension(s), the "
+        f"selected elements' or rows' (NumPy broadcasts them to those); got {value}"
     )
 
 
@@ -290,17 +330,11 @@ def _copy_row_overload(target, k, source, i):
 COMPRESS_CHUNK = 4096
 
 
-def _compress(a, mask):
-    """`a[mask]`: the elements of `a` where a mask of its own shape is true, or its rows
-    (elements, for a 1-D `a`) where a 1-D mask over its first axis is, in C order, as NumPy
-    selects them (a mask of another shape is NumPy's IndexError). Work-item c counts the true
-    elements of its chunk of COMPRESS_CHUNK, one work-item sums the counts before each chunk,
-    and work-item c copies its chunk's elements or rows from there."""
-    checked_array(a, "indexing")
-    if coerced_placement((a, mask)) is None:
-        raise errors.TypingError("an array and its boolean index in offloaded code on two devices")
-    empty_like, length, shape_of = EMPTY_LIKE, _selection_length, _selection_shape
-    at, put, chunk = _flat_item, _put_selected, COMPRESS_CHUNK
+def _selection_starts(a, mask):
+    """(the elements or rows the mask selects among, where each chunk's selected ones go, how
+    many it selects) for `_compress` and `_place`: work-item c counts the true elements of its
+    chunk of COMPRESS_CHUNK, one work-item sums the counts before each chunk."""
+    empty_like, length, at, chunk = EMPTY_LIKE, _selection_length, _flat_item, COMPRESS_CHUNK
 
     def impl(a, mask):  # pragma: no cover (compiled)
         n = length(a, mask)
@@ -320,8 +354,26 @@ def _compress(a, mask):
         selected = 0
         for c in numba.prange(chunks):
             selected += counts[c]
+        return n, starts, selected
+
+    return impl
+
+
+def _compress(a, mask):
+    """`a[mask]`: the elements of `a` where a mask of its own shape is true, or its rows
+    (elements, for a 1-D `a`) where a 1-D mask over its first axis is, in C order, as NumPy
+    selects them (a mask of another shape is NumPy's IndexError); work-item c copies its
+    chunk's elements or rows to where `_selection_starts` says."""
+    checked_array(a, "indexing")
+    if coerced_placement((a, mask)) is None:
+        raise errors.TypingError("an array and its boolean index in offloaded code on two devices")
+    empty_like, shape_of, put = EMPTY_LIKE, _selection_shape, _put_selected
+    starts_of, at, chunk = STAND_INS_BY_NAME["selection_starts"], _flat_item, COMPRESS_CHUNK
+
+    def impl(a, mask):  # pragma: no cover (compiled)
+        n, starts, selected = starts_of(a, mask)
         out = empty_like(a, shape=shape_of(a, mask, selected))
-        for c in numba.prange(chunks):
+        for c in numba.prange(starts.shape[0]):
             position = starts[c]
             for t in range(c * chunk, min(n, c * chunk + chunk)):
                 if at(mask, t):
@@ -378,16 +430,10 @@ def _flat_item(x, t):
 
 @overload(_flat_item)
 def _flat_item_overload(x, t):
-    def item(x, t):  # pragma: no cover (compiled)
-        return x[t]
-
-    def row(x, t):  # pragma: no cover (compiled)
-        return x[t // x.shape[1], t % x.shape[1]]
-
-    def plane(x, t):  # pragma: no cover (compiled)
-        return x[t // (x.shape[1] * x.shape[2]), t // x.shape[2] % x.shape[1], t % x.shape[2]]
-
-    return (item, row, plane)[x.ndim - 1]
+    if x.ndim == 1:
+        return lambda x, t: x[t]
+    unravel = _unravel
+    return lambda x, t: x[unravel(x, t)]
 
 
 def _put_selected(out, k, a, t):
@@ -407,30 +453,167 @@ def _put_selected_overload(out, k, a, t):
     return lambda out, k, a, t: copy(out, k, a, t)
 
 
-def _masked_store(a, mask, value):
-    """`a[mask] = value` of a mask of `a`'s shape, 2 dimensions or more, and an array of that
-    shape: a's elements where the mask is true take the value's elements at the same place, as
-    Numba's parfor stores them (NumPy takes only as many values as the mask selects); a mask
-    of another shape is NumPy's IndexError, values of another shape a ValueError."""
+def _selected(mask, idx):
+    """Whether element idx of the masked array is selected: a mask of its rank or one over its
+    first axis (typed: its overload)."""
+
+
+@overload(_selected)
+def _selected_overload(mask, idx):
+    if isinstance(idx, types.Integer) or mask.ndim == len(idx):  # an integer: a 1-D loop's
+        return lambda mask, idx: mask[idx]
+    return lambda mask, idx: mask[idx[0]]
+
+
+def _masked_store(a, mask, source):
+    """`a[mask] = source[mask]` (one mask): a's selected elements or rows take source's at the
+    same place, broadcast as NumPy broadcasts `source[mask]`, in one kernel, as Numba's parfor
+    fuses it (NumPy's IndexError for a mask of another shape than a's or source's)."""
+    checked_array(a, "indexing")
+    if coerced_placement((a, mask, source)) is None:
+        raise errors.TypingError(
+            "an array, its boolean index and the values stored in offloaded code are USM arrays "
+            "on one device"
+        )
+    length, fits, selected, item = _selection_length, _check_broadcast, _selected, _broadcast_item
+
+    def impl(a, mask, source):  # pragma: no cover (compiled)
+        length(a, mask)
+        length(source, mask)
+        fits(source, a.shape)
+        for idx in numba.pndindex(a.shape):
+            if selected(mask, idx):
+                a[idx] = item(source, idx)
+
+    return impl
+
+
+def _place(a, mask, value):
+    """`a[mask] = value` as NumPy stores it: the selected elements (a mask of a's shape) or rows
+    (a 1-D mask over its first axis), in C order, take the value's items in order, the value
+    broadcast to (selected, *rows' shape) (NumPy's ValueError where it does not); work-item c
+    stores its chunk's from where `_selection_starts` says."""
     checked_array(a, "indexing")
     if coerced_placement((a, mask, value)) is None:
         raise errors.TypingError(
             "an array, its boolean index and the values stored in offloaded code are USM arrays "
             "on one device"
         )
-    length, check = _selection_length, _check_values
+    starts_of, at, chunk = STAND_INS_BY_NAME["selection_starts"], _flat_item, COMPRESS_CHUNK
+    shape_of, fits, store = _selection_shape, _check_broadcast, _store_selected
 
     def impl(a, mask, value):  # pragma: no cover (compiled)
-        length(a, mask)  # NumPy's IndexError for a mask of another shape
-        check(value, mask.shape)
-        for idx in numba.pndindex(a.shape):
-            if mask[idx]:
-                a[idx] = value[idx]
+        n, starts, selected = starts_of(a, mask)
+        fits(value, shape_of(a, mask, selected))
+        for c in numba.prange(starts.shape[0]):
+            position = starts[c]
+            for t in range(c * chunk, min(n, c * chunk + chunk)):
+                if at(mask, t):
+                    store(a, mask, t, value, position)
+                    position += 1
 
     return impl
 
 
+def _check_broadcast(value, shape):
+    """NumPy's ValueError unless the values broadcast to `shape` (typed: its overload)."""
+
+
+@overload(_check_broadcast)
+def _check_broadcast_overload(value, shape):
+    if not isinstance(value, types.Array):
+        return lambda value, shape: None
+    lead = len(shape) - value.ndim
+
+    def check(value, shape):  # pragma: no cover (compiled)
+        for d in range(value.ndim):
+            if value.shape[d] != 1 and value.shape[d] != shape[lead + d]:
+                raise ValueError(
+                    "the values stored through a boolean mask do not broadcast to the "
+                    "selected elements (NumPy's 'cannot assign ... input values')"
+                )
+
+    return check
+
+
+def _broadcast_item(value, idx):
+    """The value's element for idx of the shape it is broadcast to, aligned on the right as in
+    NumPy (a scalar itself; typed: its overload)."""
+
+
+@overload(_broadcast_item)
+def _broadcast_item_overload(value, idx):
+    if not isinstance(value, types.Array):
+        return lambda value, idx: value
+    if isinstance(idx, types.Integer):  # a 1-D loop's index
+        return lambda value, idx: value[0 if value.shape[0] == 1 else idx]
+    lead = len(idx) - value.ndim
+
+    def one(value, idx):  # pragma: no cover (compiled)
+        return value[0 if value.shape[0] == 1 else idx[lead]]
+
+    def two(value, idx):  # pragma: no cover (compiled)
+        i = 0 if value.shape[0] == 1 else idx[lead]
+        return value[i, 0 if value.shape[1] == 1 else idx[lead + 1]]
+
+    def three(value, idx):  # pragma: no cover (compiled)
+        i = 0 if value.shape[0] == 1 else idx[lead]
+        j = 0 if value.shape[1] == 1 else idx[lead + 1]
+        return value[i, j, 0 if value.shape[2] == 1 else idx[lead + 2]]
+
+    return (one, two, three)[value.ndim - 1]
+
+
+def _store_selected(a, mask, t, value, p):
+    """a's element t in C order (a mask of a's shape), or its row t, takes the broadcast
+    value's item p (typed: its overload)."""
+
+
+@overload(_store_selected)
+def _store_selected_overload(a, mask, t, value, p):
+    item = _broadcast_item
+    if _elementwise(a, mask):
+        unravel = _unravel
+
+        def element(a, mask, t, value, p):  # pragma: no cover (compiled)
+            a[unravel(a, t)] = item(value, (p,))
+
+        return element
+
+    def one(a, mask, t, value, p):  # pragma: no cover (compiled)
+        a[t] = item(value, (p,))
+
+    def row(a, mask, t, value, p):  # pragma: no cover (compiled)
+        for j in range(a.shape[1]):
+            a[t, j] = item(value, (p, j))
+
+    def plane(a, mask, t, value, p):  # pragma: no cover (compiled)
+        for j in range(a.shape[1]):
+            for h in range(a.shape[2]):
+                a[t, j, h] = item(value, (p, j, h))
+
+    return (one, row, plane)[a.ndim - 1]
+
+
+def _unravel(x, t):
+    """The index of x's element t in C order, x of 2 or 3 dimensions (typed: its overload)."""
+
+
+@overload(_unravel)
+def _unravel_overload(x, t):
+    if x.ndim == 2:
+        return lambda x, t: (t // x.shape[1], t % x.shape[1])
+
+    def plane(x, t):  # pragma: no cover (compiled)
+        rows, columns = x.shape[1], x.shape[2]
+        return (t // (rows * columns), t // columns % rows, t % columns)
+
+    return plane
+
+
 register("take", _take)
 register("put", _put)
+register("selection_starts", _selection_starts)
 register("compress", _compress)
 register("masked_store", _masked_store)
+register("place", _place)

@@ -54,9 +54,9 @@ NAMES = [
     "copy",
 ]
 #: Offload's own operations, which no NumPy or dpnp function of their name stands for
-#: (indexing.py: `a[indices]`, its store, `x[mask]` and a store through a mask of 2 dimensions
-#: or more; np.take, np.put and np.compress differ).
-OWN_NAMES = ["take", "put", "compress", "masked_store"]
+#: (indexing.py: `a[indices]`, its store, `x[mask]`, the stores through a mask and the count
+#: they share; np.take, np.put, np.compress and np.place differ).
+OWN_NAMES = ["take", "put", "selection_starts", "compress", "masked_store", "place"]
 
 
 def _stand_in(name: str):
@@ -94,6 +94,7 @@ def inline_stand_ins(state) -> None:
     (as Numba's pre-parfor pass inlines its own, but with this module's globals)."""
     stand_ins = {id(f): choose for f, choose in _CHOOSERS.items()}
     work_list = list(state.func_ir.blocks.items())
+    nested = set()  # the blocks of inlined implementations: their calls do not name a line
     while work_list:
         label, block = work_list.pop()
         for position, stmt in enumerate(block.body):
@@ -106,6 +107,7 @@ def inline_stand_ins(state) -> None:
                 continue
             argtypes = tuple(state.typemap[a.name] for a in value.args)
             implementation = choose(*argtypes)
+            before = set(state.func_ir.blocks)
             inlined, _ = inline_closure_call(
                 state.func_ir,
                 implementation.__globals__,
@@ -122,8 +124,12 @@ def inline_stand_ins(state) -> None:
             for inlined_block in inlined.values():  # the caller's line, for kernels and errors
                 for inlined_stmt in inlined_block.body:
                     inlined_stmt.loc = stmt.loc
-            calls = state.metadata.setdefault("dk_offload_calls", {})
-            calls[stmt.loc.filename, stmt.loc.line] = fnty.typing_key.__name__.split("_", 1)[1]
+            if label in nested:
+                nested.update(set(state.func_ir.blocks) - before)
+            else:
+                nested.update(inlined)
+                calls = state.metadata.setdefault("dk_offload_calls", {})
+                calls[stmt.loc.filename, stmt.loc.line] = fnty.typing_key.__name__.split("_", 1)[1]
             break  # the block was split: its rest is on the work list
 
 
