@@ -1,6 +1,6 @@
-"""Indexing USM arrays with arrays in offloaded functions (offloading/indexing.py): `a[indices]`
-is a gather and `x[mask]` a selection, kernels equal to NumPy's; other array indices are a
-KernelCompileError naming the line."""
+"""Indexing USM arrays with arrays in offloaded functions (offloading/indexing.py, masks.py):
+`a[indices]` is a gather, `x[mask]` a selection and `a[mask] = values` a store, kernels equal
+to NumPy's; other array indices are a KernelCompileError naming the line."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 import dpex_kernels as dk
 from dpex_kernels import KernelCompileError
 from dpex_kernels.offloading import names
-from dpex_kernels.offloading.indexing import COMPRESS_CHUNK
+from dpex_kernels.offloading.masks import COMPRESS_CHUNK
 
 
 def usm(values, **kwargs):

@@ -158,7 +158,7 @@ def _getitem_generic(self, args, kws):
     2n - 1, which it then cannot lower; NumPy's result is the 1-d array of the selected elements.
 
     While @dk.offload types a function, a USM array read through such a mask types as NumPy's
-    result (types/usm_array_type.mask_read_type), which offloading/indexing.py computes as a
+    result (types/usm_array_type.mask_read_type), which offloading/masks.py computes as a
     selection; every other read keeps Numba's typing.
     """
     if not kws and len(args) == 2:

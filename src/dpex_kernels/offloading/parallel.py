@@ -1,7 +1,8 @@
 """Parallel implementations of NumPy's (and dpnp's) reductions, `where`, `copy` and `@` for
 offloaded code, written with prange and inlined where they are called, so that Numba's parfor
 passes make kernels of them; the stand-ins they are called through, and `register`, through
-which indexing.py adds those of indexing with an array (`take`, `put`, `compress`).
+which indexing.py and masks.py add those of indexing with an array (`take`, `put`,
+`compress`, ...).
 
 Numba's own parallel versions cover whole-array reductions only (no `axis=`), take Python's
 `min`, which skips a NaN, where NumPy's is NaN, and leave `@`, `where`, `copy` and indexing
@@ -54,8 +55,8 @@ NAMES = [
     "copy",
 ]
 #: Offload's own operations, which no NumPy or dpnp function of their name stands for
-#: (indexing.py: `a[indices]`, its store, `x[mask]`, the stores through a mask and the count
-#: they share; np.take, np.put, np.compress and np.place differ).
+#: (indexing.py and masks.py: `a[indices]`, its store, `x[mask]`, the stores through a mask
+#: and the count they share; np.take, np.put, np.compress and np.place differ).
 OWN_NAMES = ["take", "put", "selection_starts", "compress", "masked_store", "place"]
 
 

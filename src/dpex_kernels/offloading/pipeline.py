@@ -10,7 +10,7 @@ pass of its own:
   copies first the views of its array that its value reads (aliasing.py), `c[:] = e` has a
   slice for each dimension of `e` (slice_assignments.py), and `a[indices]`,
   `a[indices] = value`, `x[mask]` and `a[mask] = b` are a gather, a scatter, a selection and
-  a masked store (indexing.py);
+  a store through a mask (indexing.py, masks.py);
 - Numba's parallel implementations of NumPy functions are offload's where they differ
   (parallel.py: reductions with `axis=`, `@`), and the arrays parfors allocate are USM arrays
   on their inputs' queue (device_allocations.py);
