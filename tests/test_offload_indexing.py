@@ -224,7 +224,7 @@ MASKINGS = [
 ]
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=20, deadline=None)
 @given(
     masking=st.sampled_from(MASKINGS),
     share=st.sampled_from([0.0, 0.3, 1.0]),
@@ -255,7 +255,7 @@ def values_for(rng, kind: str, selected: int, items: tuple, dtype):
     return (rng.random(shape) * 100).astype(dtype)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=25, deadline=None)
 @given(
     masking=st.sampled_from(MASKINGS),
     share=st.sampled_from([0.0, 0.3, 1.0]),
