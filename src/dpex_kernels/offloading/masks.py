@@ -184,16 +184,21 @@ def _selected_overload(mask, idx):
     return lambda mask, idx: mask[idx[0]]
 
 
-def _masked_store(a, mask, source):
-    """`a[mask] = source[mask]` (one mask): a's selected elements or rows take source's at the
-    same place, broadcast as NumPy broadcasts `source[mask]`, in one kernel, as Numba's parfor
-    fuses it (NumPy's IndexError for a mask of another shape than a's or source's)."""
+def _check_store(a, mask, values) -> None:
+    """A TypingError unless a store through a mask has a 1-3-D array and all on one device."""
     checked_array(a, "indexing")
-    if coerced_placement((a, mask, source)) is None:
+    if coerced_placement((a, mask, values)) is None:
         raise errors.TypingError(
             "an array, its boolean index and the values stored in offloaded code are USM arrays "
             "on one device"
         )
+
+
+def _masked_store(a, mask, source):
+    """`a[mask] = source[mask]` (one mask): a's selected elements or rows take source's at the
+    same place, broadcast as NumPy broadcasts `source[mask]`, in one kernel, as Numba's parfor
+    fuses it (NumPy's IndexError for a mask of another shape than a's or source's)."""
+    _check_store(a, mask, source)
     length, fits, selected, item = _selection_length, _check_broadcast, _selected, _broadcast_item
 
     def impl(a, mask, source):  # pragma: no cover (compiled)
@@ -212,12 +217,7 @@ def _place(a, mask, value):
     (a 1-D mask over its first axis), in C order, take the value's items in order, the value
     broadcast to (selected, *rows' shape) (NumPy's ValueError where it does not); work-item c
     stores its chunk's from where `_selection_starts` says."""
-    checked_array(a, "indexing")
-    if coerced_placement((a, mask, value)) is None:
-        raise errors.TypingError(
-            "an array, its boolean index and the values stored in offloaded code are USM arrays "
-            "on one device"
-        )
+    _check_store(a, mask, value)
     starts_of, at, chunk = STAND_INS_BY_NAME["selection_starts"], _flat_item, COMPRESS_CHUNK
     shape_of, fits, store = _selection_shape, _check_broadcast, _store_selected
 
