@@ -221,6 +221,23 @@ WORKAROUNDS: tuple[Workaround, ...] = (
         rewrite=rewrites.private_arrays_as_one,
     ),
     Workaround(
+        "indirect-loads-volatile-in-sub-groups-of-4",
+        "backend: rewrite",
+        INTEL_CPU,
+        "On an AVX2 host the device compiler crashes the process (a segmentation fault at the "
+        "first launch) on a kernel with sub_group_size=4 that loads from global memory at an "
+        "address computed from a loaded value (`u = max(a[3], 2); out[i] = a[u & 31]`); in "
+        "such kernels those loads are volatile.",
+        (
+            "tests/test_runtime_workarounds.py::"
+            "test_sub_groups_of_4_load_at_addresses_computed_from_loads",
+            "tests/fuzz_cases/sub_groups_of_4_indirect_load.json",
+        ),
+        "a runtime where that test passes without it",
+        _intel_cpu,
+        rewrite=rewrites.indirect_loads_volatile,
+    ),
+    Workaround(
         "label-ids-repaired",
         "backend: emit (spirv_repair.repair_label_ids)",
         LLVM_SPIRV,
