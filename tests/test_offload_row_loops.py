@@ -17,6 +17,7 @@ from numba import prange
 from offload_programs import PROGRAMS, l2_norm_prange
 
 import dpex_kernels as dk
+from dpex_kernels.compiler.backend import host_simd
 
 
 def loop_sub_group_sizes(function) -> set[int]:
@@ -43,7 +44,9 @@ CLASSIC = {
     "kmeans_step": {1},  # labels (rows read), new centres (rows written element-wise)
     "pairwise_distance_prange": {0},  # math.sqrt in the loop
     "rambo": {0},  # math in the loop, rows written
-    "gpairs": {0},  # neighbours' x1[i] read in the loop
+    # neighbours' x1[i] read in the loop; counts[i, k] written in its innermost loop, which
+    # only an AVX-512 host scatters from a vector (and the sum over its rows, vectorised)
+    "gpairs": {0} if host_simd.vector_scatters() else {0, 1},
     "matmul": {0},  # rows of the product written in the loop
 }
 
@@ -144,3 +147,27 @@ def test_rows_written_element_wise_are_row_loops(rows, columns, dtype):
     assert loop_sub_group_sizes(ROW_WRITES) == {1}
     expected = np.cumsum(a * x, axis=1, dtype=dtype)
     np.testing.assert_allclose(dpnp.asnumpy(out), expected, rtol=1e-5)
+
+
+def neighbours_and_rows_written_in_a_loop(a, v, counts):
+    for i in prange(a.shape[0]):
+        for j in range(a.shape[1]):
+            k = counts.shape[1] - 1
+            while a[i, j] * v[i] <= k:  # v[i]: neighbouring work-items read neighbours
+                counts[i, k] += 1.0
+                k -= 1
+                if k < 0:
+                    break
+
+
+@pytest.mark.parametrize("scatters", [True, False], ids=["AVX-512", "AVX2"])
+def test_rows_written_in_a_loop_are_row_loops_where_the_host_cannot_scatter(monkeypatch, scatters):
+    monkeypatch.setattr(host_simd, "vector_scatters", lambda: scatters)
+    rng = np.random.default_rng(11)
+    a, v = rng.random((70, 9)) * 8, rng.random(70) + 0.5
+    arguments = (a, v, np.zeros((70, 6)))
+    function, _, after = run(neighbours_and_rows_written_in_a_loop, arguments)
+    assert loop_sub_group_sizes(function) == ({0} if scatters else {1})
+    bins = np.arange(6)
+    expected = ((a * v[:, None])[:, :, None] <= bins).sum(axis=1).astype(np.float64)
+    np.testing.assert_array_equal(after[-1], expected)

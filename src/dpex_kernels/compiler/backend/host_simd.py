@@ -102,6 +102,13 @@ def vector_bytes() -> int:
     return 64 if features.get("avx512f") else 32 if features.get("avx") else 16
 
 
+@functools.cache
+def vector_scatters() -> bool:
+    """Whether the host stores a vector's lanes to scattered addresses in one instruction
+    (AVX-512's scatters, under a mask); AVX2 stores them lane by lane."""
+    return bool(ll.get_host_cpu_features().get("avx512f"))
+
+
 def fits(address: int, shape: tuple, itemsize: int) -> bool:
     """Whether an array is laid out as a host-SIMD kernel assumes: its first element 64-byte
     aligned, and for 2 dimensions or more its last extent a multiple of 64 bytes."""
