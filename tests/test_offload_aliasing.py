@@ -84,7 +84,7 @@ def shifted_by(c, k):
     c[k:] = c[:-k] * 3 - c[k:]
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=15, deadline=None)
 @given(
     n=st.integers(2, 200),
     k=st.integers(1, 5),
@@ -126,7 +126,7 @@ def add_rows(c, r0, r1, k):
     c[r0:r1, 1:] += c[r0 + k : r1 + k, :-1]
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=15, deadline=None)
 @given(
     function=st.sampled_from([blend_rows, add_rows]),
     rows=st.integers(3, 300),

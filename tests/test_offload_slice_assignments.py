@@ -82,7 +82,7 @@ def test_strided_views_are_stored_into_as_numpy_does(function):
     np.testing.assert_array_equal(dpnp.asnumpy(whole), expected)
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=20, deadline=None)
 @given(
     function=st.sampled_from(COPIES + EXPRESSIONS),
     shape=st.lists(st.integers(2, 7), min_size=2, max_size=3).map(tuple),
@@ -124,7 +124,7 @@ def test_an_assignment_that_broadcasts_is_a_kernel(function, ndim):
     assert f"{function.__name__}_sequential" in launched(offloaded)
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=20, deadline=None)
 @given(
     shape=st.lists(st.integers(1, 6), min_size=2, max_size=3).map(tuple),
     dropped=st.integers(1, 2),
