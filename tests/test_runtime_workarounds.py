@@ -12,7 +12,7 @@ import dpex_kernels as dk
 from dpex_kernels.compiler.backend import llvm
 from dpex_kernels.compiler.backend.rewrites import (
     count_down_exits_on_the_new_count,
-    indirect_loads_volatile,
+    loads_volatile_in_sub_groups_of_4,
     negations_as_fma,
     private_arrays_as_one,
 )
@@ -201,8 +201,8 @@ def test_only_a_loop_counters_test_is_rewritten():
     assert count_down_exits_on_the_new_count(unsigned) is unsigned  # 0 would pass as ugt -1
 
 
-# Run in a child process: without the rewrite, the runtime's compiler kills the process.
-INDIRECT_LOADS = """
+# Run in a child process: without the rewrite, the runtime kills the process.
+SUB_GROUPS_OF_4 = """
 import dpnp
 import numpy as np
 import dpex_kernels as dk
@@ -211,82 +211,80 @@ import dpex_kernels as dk
 @dk.kernel(sub_group_size=4)
 def clamped(it, a, out):
     i = it.get_global_id(0)
-    u = max(a[3], 2)
+    u = max(int(a[3]), 2)
     out[i] = a[u & 31]
 
 
 @dk.kernel(sub_group_size=4)
 def stored_then_reduced(it, a, b, out):
     i = it.get_global_id(0)
-    u = a[3] if a[3] > 2 else 2
+    u = int(a[3]) if a[3] > 2 else 2
     b[i, 2] = 1
     out[i] = dk.reduce_over_group(it.get_group(), a[u % 32], dk.maximum)
 
 
 @dk.kernel(sub_group_size=4)
-def gathered(it, a, index, out):
+def swapped(it, a, out, local):
     i = it.get_global_id(0)
-    out[i] = a[index[i] % 32]
+    j = it.get_local_id(0)
+    local[j] = a[(i & 31) ^ 3]
+    dk.group_barrier(it.get_group())
+    out[i] = local[(j & 15) ^ 1]
 
 
 rng = np.random.default_rng(3)
-for dtype in ("i4", "i8"):
+for dtype in ("i4", "i8", "f4", "f8"):
     host = rng.integers(-40, 40, 32).astype(dtype)
-    index = rng.integers(0, 1000, 64).astype(dtype)
     a, out = dpnp.asarray(host), dpnp.zeros(64, dtype=dtype)
+    first = int(host[3])
     clamped[dk.NdRange(64, 8)](a, out).wait()
-    assert (dpnp.asnumpy(out) == host[max(host[3], 2) & 31]).all()
+    assert (dpnp.asnumpy(out) == host[max(first, 2) & 31]).all()
     b = dpnp.zeros((64, 4), dtype=dtype)
     stored_then_reduced[dk.NdRange(64, 8)](a, b, out).wait()
-    u = host[3] if host[3] > 2 else 2
-    assert (dpnp.asnumpy(out) == host[u % 32]).all() and (dpnp.asnumpy(b)[:, 2] == 1).all()
-    gathered[dk.NdRange(64, 8)](a, dpnp.asarray(index), out).wait()
-    assert (dpnp.asnumpy(out) == host[index % 32]).all()
+    assert (dpnp.asnumpy(out) == host[(first if first > 2 else 2) % 32]).all()
+    assert (dpnp.asnumpy(b)[:, 2] == 1).all()
+    swapped[dk.NdRange(64, 16)](a, out, dk.LocalAccessor(16, dtype=dtype)).wait()
+    i = np.arange(64)
+    j = (i % 16 ^ 1) + i // 16 * 16
+    assert (dpnp.asnumpy(out) == host[(j & 31) ^ 3]).all()
 print("equal")
 """
 
 
-def test_sub_groups_of_4_load_at_addresses_computed_from_loads():
-    """Intel's CPU compiler segfaulted (AVX2 host) on sub_group_size=4 kernels whose loads
-    read at addresses computed from loaded values; with the rewrite they run, as NumPy."""
+def test_loads_in_sub_groups_of_4_work_items():
+    """Intel's CPU runtime crashed the process (AVX2 host) on sub_group_size=4 kernels that
+    load at an index computed from a loaded value or at `(i & 31) ^ 3`; with the rewrite
+    they run, as NumPy computes."""
     done = subprocess.run(
-        [sys.executable, "-c", INDIRECT_LOADS], capture_output=True, text=True, timeout=300
+        [sys.executable, "-c", SUB_GROUPS_OF_4], capture_output=True, text=True, timeout=300
     )
     assert done.returncode == 0 and done.stdout.strip() == "equal", done.stderr[-2000:]
 
 
-INDIRECT = """
-define spir_kernel void @k(ptr addrspace(1) %a, ptr addrspace(1) %out, i64 %i)
+LOADS = """
+define spir_kernel void @k(ptr addrspace(1) %a, ptr addrspace(3) %l, ptr %p, i64 %i)
 entry:
   %first = getelementptr i8, ptr addrspace(1) %a, i64 24
   %u = load i64, ptr addrspace(1) %first, align 8
-  %clamped = call i64 @llvm.smax.i64(i64 %u, i64 2)
-  br label %next
-next:
-  %masked = phi i64 [ %clamped, %entry ]
-  %index = and i64 %masked, 31
-  %at = getelementptr i64, ptr addrspace(1) %a, i64 %index
-  %value = load i64, ptr addrspace(1) %at, align 8
-  %mine = getelementptr i64, ptr addrspace(1) %out, i64 %i
-  %own = load i64, ptr addrspace(1) %mine, align 8
-  %kept = load atomic i64, ptr addrspace(1) %at monotonic, align 8
-  %sum = add i64 %value, %own
-  store i64 %sum, ptr addrspace(1) %mine, align 8
+  %at = getelementptr i64, ptr addrspace(3) %l, i64 %u
+  %shared = load i64, ptr addrspace(3) %at, align 8
+  %private = load i64, ptr %p, align 8
+  %kept = load atomic i64, ptr addrspace(1) %a monotonic, align 8
+  %sum = add i64 %shared, %private
+  store i64 %sum, ptr addrspace(1) %a, align 8
   ret void
 }
-
-declare i64 @llvm.smax.i64(i64, i64)
 """.replace("%i)\n", "%i) !intel_reqd_sub_group_size !{i32 4} {\n")
 
 
-def test_only_loads_at_addresses_from_loads_become_volatile():
-    rewritten = indirect_loads_volatile(INDIRECT)
-    assert "%value = load volatile i64, ptr addrspace(1) %at, align 8" in rewritten
-    assert "%u = load i64, ptr addrspace(1) %first" in rewritten  # its address: no load's
-    assert "%own = load i64, ptr addrspace(1) %mine" in rewritten
+def test_loads_of_memory_become_volatile_in_sub_groups_of_4_only():
+    rewritten = loads_volatile_in_sub_groups_of_4(LOADS)
+    assert "%u = load volatile i64, ptr addrspace(1) %first, align 8" in rewritten
+    assert "%shared = load volatile i64, ptr addrspace(3) %at, align 8" in rewritten
+    assert "%private = load i64, ptr %p, align 8" in rewritten  # private: registers
     assert "%kept = load atomic i64" in rewritten
     ll.parse_assembly(rewritten).verify()
-    other_size = INDIRECT.replace("!{i32 4}", "!{i32 8}")
-    assert indirect_loads_volatile(other_size) is other_size
-    numbered = INDIRECT.replace("!{i32 4}", "!0") + "!0 = !{i32 4}\n"
-    assert "load volatile i64" in indirect_loads_volatile(numbered)
+    other_size = LOADS.replace("!{i32 4}", "!{i32 8}")
+    assert loads_volatile_in_sub_groups_of_4(other_size) is other_size
+    numbered = LOADS.replace("!{i32 4}", "!0") + "!0 = !{i32 4}\n"
+    assert "load volatile i64" in loads_volatile_in_sub_groups_of_4(numbered)

@@ -221,21 +221,21 @@ WORKAROUNDS: tuple[Workaround, ...] = (
         rewrite=rewrites.private_arrays_as_one,
     ),
     Workaround(
-        "indirect-loads-volatile-in-sub-groups-of-4",
+        "loads-volatile-in-sub-groups-of-4",
         "backend: rewrite",
         INTEL_CPU,
-        "On an AVX2 host the device compiler crashes the process (a segmentation fault at the "
-        "first launch) on a kernel with sub_group_size=4 that loads from global memory at an "
-        "address computed from a loaded value (`u = max(a[3], 2); out[i] = a[u & 31]`); in "
-        "such kernels those loads are volatile.",
+        "The runtime's vectoriser miscompiles loads in kernels with sub_group_size=4 (AVX2 "
+        "host): its compiler segfaulted on a load at an index computed from a loaded value, "
+        "and a load at `(i & 31) ^ 3` read far outside its array; both crashed the process. "
+        "In such kernels every load of global or local memory is volatile.",
         (
-            "tests/test_runtime_workarounds.py::"
-            "test_sub_groups_of_4_load_at_addresses_computed_from_loads",
+            "tests/test_runtime_workarounds.py::test_loads_in_sub_groups_of_4_work_items",
             "tests/fuzz_cases/sub_groups_of_4_indirect_load.json",
+            "tests/fuzz_cases/sub_groups_of_4_xor_index.json",
         ),
         "a runtime where that test passes without it",
         _intel_cpu,
-        rewrite=rewrites.indirect_loads_volatile,
+        rewrite=rewrites.loads_volatile_in_sub_groups_of_4,
     ),
     Workaround(
         "label-ids-repaired",
