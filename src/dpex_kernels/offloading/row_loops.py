@@ -74,8 +74,8 @@ def walks_rows(region: Region, innermost_looped: bool = False) -> bool:
                 return False  # a row written after an inner loop: a product's, vectors win
             scattered |= where == "before last" and stores
             rows |= where == "before last" and not _reused(index, outer, definitions)
-    if neighbours and not (scattered and not host_simd.vector_scatters()):
-        return False
+    if neighbours and (host_simd.vector_scatters() or not scattered):
+        return False  # neighbours read side by side: vectors win, unless stores scatter slowly
     return rows
 
 

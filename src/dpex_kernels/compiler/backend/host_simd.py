@@ -102,11 +102,10 @@ def vector_bytes() -> int:
     return 64 if features.get("avx512f") else 32 if features.get("avx") else 16
 
 
-@functools.cache
 def vector_scatters() -> bool:
     """Whether the host stores a vector's lanes to scattered addresses in one instruction
     (AVX-512's scatters, under a mask); AVX2 stores them lane by lane."""
-    return bool(ll.get_host_cpu_features().get("avx512f"))
+    return vector_bytes() == 64  # AVX-512 is what makes vectors 64 bytes wide
 
 
 def fits(address: int, shape: tuple, itemsize: int) -> bool:
