@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -62,3 +63,9 @@ def launched(offloaded) -> set[str]:
         for k in offloaded.inspect_kernels()
         if k.kernel.definitions[k.signature].bindings
     }
+
+
+def param_id(value: object) -> str:
+    """A test id showing `value` as repr does, without memory addresses: ids equal in every
+    process (pytest-xdist's workers must collect the same tests)."""
+    return re.sub(r" at 0x[0-9a-fA-F]+", "", repr(value))

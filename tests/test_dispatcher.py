@@ -20,6 +20,8 @@ from dpctl.enum_types import event_status_type
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.conftest import param_id
+
 F4 = dk.usm_array(dk.float32, 1)
 F8 = dk.usm_array(dk.float64, 1)
 F4_A = dk.usm_array(dk.float32, 1, "A")
@@ -746,7 +748,7 @@ def test_depends_on_forms():
     assert_close(e, np.arange(n) + 2.0)
 
 
-@pytest.mark.parametrize("bad", [5, "event", [5], [None], object()], ids=repr)
+@pytest.mark.parametrize("bad", [5, "event", [5], [None], object()], ids=param_id)
 def test_depends_on_rejects_non_events(bad):
     c = dpnp.full(4, -1, dtype="f4")
     with pytest.raises(TypeError):

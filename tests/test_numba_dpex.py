@@ -18,6 +18,7 @@ from numba import float32, int32
 
 import dpex_kernels as dk
 import dpex_kernels.numba_dpex as dpex
+from tests.conftest import param_id
 
 F4 = dpex.usm_ndarray(1, "C", dpex.float32)
 I8 = dpex.usm_ndarray(1, "C", dpex.int64)
@@ -55,7 +56,7 @@ def _inputs(n=64, dtype="f4"):
         dpex.NdRange(dpex.Range(64), dpex.Range(16)),
         dpex.NdRange((64,), (4,)),
     ],
-    ids=repr,
+    ids=param_id,
 )
 def test_vector_add_launch_forms(index):
     a, b, da, db, dc = _inputs()
@@ -73,7 +74,7 @@ def test_vector_add_launch_forms(index):
         (((8, 4, 2), dpex.DEFAULT_LOCAL_SIZE), (8, 4, 2), None),
         ((dpex.Range(8, 4), dpex.Range(4, 1)), (8, 4), (4, 1)),
     ],
-    ids=repr,
+    ids=param_id,
 )
 def test_launch_index_means_what_it_meant_in_numba_dpex(index, global_size, local_size):
     launch = dpex._launch_range("k", index)
@@ -83,7 +84,7 @@ def test_launch_index_means_what_it_meant_in_numba_dpex(index, global_size, loca
         assert launch == dk.NdRange(global_size, local_size)
 
 
-@pytest.mark.parametrize("index", [(8, 4, 2), (), ((), 4), (64, 5), (1.5,), ("64",)], ids=repr)
+@pytest.mark.parametrize("index", [(8, 4, 2), (), ((), 4), (64, 5), (1.5,), ("64",)], ids=param_id)
 def test_bad_launch_index_raises_invalid_range(index):
     _, _, da, db, dc = _inputs()
     with pytest.raises(dk.InvalidRangeError):

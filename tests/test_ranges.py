@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 import dpex_kernels as dk
 from dpex_kernels.types.ranges import as_launch_range
+from tests.conftest import param_id
 
 NAMESPACE = {"Range": dk.Range, "NdRange": dk.NdRange}
 
@@ -68,7 +69,7 @@ def test_range_accepts_numpy_integers():
         (object(),),
         ((1, 2), 3),
     ],
-    ids=repr,
+    ids=param_id,
 )
 def test_range_rejects(dims):
     with pytest.raises(dk.InvalidRangeError) as info:
@@ -118,7 +119,7 @@ def test_range_pickles(dims, protocol):
         ((0,), (4,)),  # zero global size: launches nothing, but valid
         ((1024,), (1,)),
     ],
-    ids=repr,
+    ids=param_id,
 )
 def test_ndrange_accepts_local_sizes_dividing_global(global_range, local_range):
     nd = dk.NdRange(global_range, local_range)
@@ -149,7 +150,7 @@ def test_ndrange_accepts_local_sizes_dividing_global(global_range, local_range):
         ("8", "4"),
         (8.0, 4.0),
     ],
-    ids=repr,
+    ids=param_id,
 )
 def test_ndrange_rejects(global_range, local_range):
     with pytest.raises(dk.InvalidRangeError) as info:
@@ -201,7 +202,7 @@ def test_ndrange_pickles(protocol):
         (dk.NdRange(8, 4), dk.NdRange(8, 4)),
         (dk.NdRange((8, 4), (2, 2)), dk.NdRange((8, 4), (2, 2))),
     ],
-    ids=repr,
+    ids=param_id,
 )
 def test_as_launch_range_accepts(value, expected):
     got = as_launch_range(value)
@@ -230,7 +231,7 @@ def test_as_launch_range_accepts(value, expected):
         object(),
         ((8,), (4,)),  # an NdRange spelled as a tuple of tuples is not one
     ],
-    ids=repr,
+    ids=param_id,
 )
 def test_as_launch_range_rejects(value):
     with pytest.raises(dk.InvalidRangeError) as info:
@@ -238,7 +239,7 @@ def test_as_launch_range_rejects(value):
     assert isinstance(info.value, ValueError) and isinstance(info.value, TypeError)
 
 
-@pytest.mark.parametrize("value", [np.int64(5), np.int32(5), np.uint16(5)], ids=repr)
+@pytest.mark.parametrize("value", [np.int64(5), np.int32(5), np.uint16(5)], ids=param_id)
 def test_numpy_integer_is_an_int_range_as_it_is_inside_a_tuple(value):
     # (np.int64(5),) is a valid "tuple of 1-3 ints" (Range takes NumPy integers), so the bare
     # NumPy integer must be a valid "int" range as well, and NdRange must take it likewise.

@@ -14,6 +14,7 @@ import pytest
 
 import dpex_kernels as dk
 from dpex_kernels import _runtime
+from tests.conftest import param_id
 
 ROOT = Path(__file__).resolve().parent.parent
 ICD_VARIABLES = ("OCL_ICD_FILENAMES", "OCL_ICD_VENDORS")
@@ -206,7 +207,7 @@ def test_lookup_unknown_device(cpu, device):
         _runtime.canonical_device(device)
 
 
-@pytest.mark.parametrize("device", [0, 1.0, b"cpu", object(), dpctl.SyclQueue], ids=repr)
+@pytest.mark.parametrize("device", [0, 1.0, b"cpu", object(), dpctl.SyclQueue], ids=param_id)
 def test_lookup_device_of_wrong_type(cpu, device):
     with pytest.raises((TypeError, ValueError)) as info:
         _runtime.lookup_device(device)

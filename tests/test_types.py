@@ -19,6 +19,7 @@ import dpex_kernels.errors as dk_errors
 from dpex_kernels.types.arguments import array_spec_of, read_usm_array
 from dpex_kernels.types.spec import ArraySpec, contiguity, explain_mismatch, scalar_matches
 from dpex_kernels.types.usm_array_type import USMArrayType
+from tests.conftest import param_id
 
 CPU = "opencl:cpu:0"
 
@@ -145,7 +146,7 @@ def test_defaults():
     assert (t.layout, t.usm_type, t.device) == ("C", "device", CPU)
 
 
-@pytest.mark.parametrize("device", device_spellings(), ids=repr)
+@pytest.mark.parametrize("device", device_spellings(), ids=param_id)
 def test_every_device_spelling_normalises_to_the_full_filter_string(device, cpu_device):
     t = dk.usm_array(dk.float32, 1, device=device)
     assert t.device == CPU and type(t.device) is str
@@ -206,7 +207,7 @@ def test_contract_equality_example():
         dict(usm_type="shared"),
         dict(usm_type="host"),
     ],
-    ids=repr,
+    ids=param_id,
 )
 def test_types_differing_in_one_field_are_unequal(other):
     base = dict(dtype="f4", ndim=1, layout="C", usm_type="device", device="cpu")
@@ -263,7 +264,7 @@ BAD_DTYPES = [
 ]
 
 
-@pytest.mark.parametrize("dtype", BAD_DTYPES, ids=repr)
+@pytest.mark.parametrize("dtype", BAD_DTYPES, ids=param_id)
 def test_bad_dtype_raises_type_or_value_error_naming_dtype(dtype):
     with pytest.raises((TypeError, ValueError)) as info:
         dk.usm_array(dtype, 1)
@@ -287,7 +288,7 @@ def test_ndim_not_an_int(ndim):
     assert "ndim" in str(info.value)
 
 
-@pytest.mark.parametrize("layout", ["c", "f", "K", "", "CF", None, 1, ["C"], b"C"], ids=repr)
+@pytest.mark.parametrize("layout", ["c", "f", "K", "", "CF", None, 1, ["C"], b"C"], ids=param_id)
 def test_bad_layout(layout):
     with pytest.raises((TypeError, ValueError)) as info:
         dk.usm_array("f4", 1, layout)
@@ -296,7 +297,9 @@ def test_bad_layout(layout):
     assert all(f"{x}" in message for x in LAYOUTS)
 
 
-@pytest.mark.parametrize("usm_type", ["Device", "", "usm", "global", None, 0, b"device"], ids=repr)
+@pytest.mark.parametrize(
+    "usm_type", ["Device", "", "usm", "global", None, 0, b"device"], ids=param_id
+)
 def test_bad_usm_type(usm_type):
     with pytest.raises((TypeError, ValueError)) as info:
         dk.usm_array("f4", 1, "C", usm_type)
@@ -305,7 +308,7 @@ def test_bad_usm_type(usm_type):
     assert all(x in message for x in USM_TYPES)
 
 
-@pytest.mark.parametrize("device", [1, 0, 1.5, object(), b"cpu", ["cpu"], True], ids=repr)
+@pytest.mark.parametrize("device", [1, 0, 1.5, object(), b"cpu", ["cpu"], True], ids=param_id)
 def test_device_of_wrong_type(device):
     with pytest.raises((TypeError, ValueError)) as info:
         dk.usm_array("f4", 1, device=device)
@@ -425,7 +428,7 @@ def test_typeof_dpnp_usm_ndarray_and_foreign_arrays(name, usm_type):
         ((6,), (slice(2, 3),)),  # size 1 at an offset: both
         ((), ()),
     ],
-    ids=repr,
+    ids=param_id,
 )
 def test_typeof_degenerate_shapes_follow_numpy_contiguity(shape, index):
     x = dpnp.arange(math.prod(shape), dtype="f4", device="opencl:cpu").reshape(shape)[index]
@@ -492,7 +495,7 @@ def test_read_usm_array_of_non_arrays_is_none():
         (np.float32(1), dk.float32),
         (np.bool_(True), dk.boolean),
     ],
-    ids=repr,
+    ids=param_id,
 )
 def test_typeof_scalars(value, expected):
     assert dk.typeof(value) == expected
@@ -524,7 +527,7 @@ def test_typeof_numpy_array_or_list_says_use_dpnp_asarray(obj):
 
 
 @pytest.mark.parametrize(
-    "obj", [None, "abc", b"abc", object(), {}, np.float16(1), np.datetime64(1, "s")], ids=repr
+    "obj", [None, "abc", b"abc", object(), {}, np.float16(1), np.datetime64(1, "s")], ids=param_id
 )
 def test_typeof_other_objects_raise_type_error(obj):
     with pytest.raises(TypeError):
@@ -756,7 +759,7 @@ def test_numpy_bool_matches_bool():
 @pytest.mark.parametrize(
     "value",
     ["1", b"1", None, [1], (1,), np.float16(1), np.zeros(()), np.zeros(1), object()],
-    ids=repr,
+    ids=param_id,
 )
 def test_anything_else_mismatches_every_scalar_type(value):
     for name in NAMES:
