@@ -137,3 +137,45 @@ def test_a_cached_kernel_keeps_its_sub_group_size_for_variants_built_later(tmp_p
     again[dk.NdRange((1, 64), (1, 64))](out)
     assert again.stats.cache_hits == 1 and again.stats.compiles == 0
     np.testing.assert_array_equal(dpnp.asnumpy(out), 8000 + np.arange(64) % 8)
+
+
+def _repeat_add(a, out):
+    i = dk.get_global_id(0)
+    for _ in range(5):
+        out[i] += a[i]
+
+
+@pytest.mark.parametrize("front_end", ["direct", "numba"])
+@pytest.mark.parametrize("noalias", [False, True])
+def test_noalias_marks_the_arrays_data_pointers_only_when_set(front_end, noalias, monkeypatch):
+    """Offloaded loops set it (CompileOptions.noalias); either front end honours it, and LLVM
+    then keeps `a[i]` in a register across the stores into `out`."""
+    from dpex_kernels.compiler.frontend import direct
+
+    monkeypatch.setattr(direct, "enabled", lambda: front_end == "direct")
+    kernel = dk.JitKernel(_repeat_add, noalias=noalias)
+    a, out = dpnp.arange(16, dtype="f8"), dpnp.zeros(16)
+    kernel[16](a, out)
+    (compiled,) = kernel.definitions.values()
+    assert compiled.artifacts.front_end.startswith(front_end)
+    define = next(
+        line for line in compiled.artifacts.linked_ir.splitlines() if "spir_kernel" in line
+    )
+    assert define.count("noalias") == (2 if noalias else 0), define
+    np.testing.assert_array_equal(dpnp.asnumpy(out), np.arange(16.0) * 5)
+    # the promise broken on purpose: the same array as both arguments
+    same = dpnp.ones(16)
+    kernel = dk.JitKernel(_repeat_add, noalias=noalias)
+    kernel[16](same, same)
+    expected = np.full(16, 6.0 if noalias else 32.0)  # a[i] kept in a register, or re-read
+    np.testing.assert_array_equal(dpnp.asnumpy(same), expected)
+
+
+def test_compile_options_written_before_noalias_read_as_without_it():
+    from dpex_kernels.artifacts.options import CompileOptions
+
+    written = CompileOptions(fastmath=True).to_json()
+    del written["noalias"]
+    assert CompileOptions.from_json(written) == CompileOptions(fastmath=True)
+    with pytest.raises(ValueError, match="noalias must be True or False"):
+        CompileOptions(noalias=1)

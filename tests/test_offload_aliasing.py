@@ -6,7 +6,7 @@ from __future__ import annotations
 import dpnp
 import numpy as np
 import pytest
-from conftest import CPU
+from conftest import CPU, launched
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from numba import prange
@@ -163,3 +163,47 @@ def test_the_view_stored_into_is_read_where_it_is_stored_without_a_copy():
     np.testing.assert_array_equal(dpnp.asnumpy(c), expected)
     kinds = {k.kind for k in offloaded.inspect_kernels()}
     assert not any("copy" in kind for kind in kinds), kinds
+
+
+def add_repeatedly(a, out, times):
+    for i in prange(out.shape[0]):
+        for _ in range(times):
+            out[i] += a[i]
+
+
+@pytest.mark.parametrize("size", [1000, 40])
+def test_a_loop_storing_into_arrays_that_share_memory_runs_its_twin_without_noalias(size):
+    """The nest's kernel is compiled `noalias` (ranges.py `_noalias`); where two arrays share
+    memory, the launch takes its twin compiled without it, which reads `a[i]` again after each
+    store, as Numba's loop does on the same array."""
+    offloaded = dk.offload(add_repeatedly)
+    x = np.random.default_rng(3).random(size)
+    host = x.copy()
+    add_repeatedly(host, host, 4)  # the same array: each store doubles the element
+    same = dpnp.asarray(x, device=CPU)
+    offloaded(same, same, 4)
+    np.testing.assert_allclose(dpnp.asnumpy(same), host)
+    assert launched(offloaded) == {"add_repeatedly_aliased"}
+    a, out = dpnp.asarray(x, device=CPU), dpnp.zeros(size, device=CPU)
+    offloaded(a, out, 4)  # apart: the kernel compiled noalias
+    np.testing.assert_allclose(dpnp.asnumpy(out), x * 4)
+    assert launched(offloaded) == {"add_repeatedly_aliased", "add_repeatedly_loop"}
+    (loop,) = [k for k in offloaded.inspect_kernels() if k.name.startswith("add_repeatedly_loop")]
+    assert loop.kernel.options.noalias
+
+
+def test_halves_of_one_array_are_apart_and_views_that_overlap_are_not():
+    offloaded = dk.offload(add_repeatedly)
+    x = np.arange(64.0)
+    c = dpnp.asarray(x, device=CPU)
+    offloaded(c[:32], c[32:], 3)  # apart: no twin
+    expected = x.copy()
+    expected[32:] += 3 * x[:32]
+    np.testing.assert_array_equal(dpnp.asnumpy(c), expected)
+    assert launched(offloaded) == {"add_repeatedly_loop"}
+    c = dpnp.asarray(x, device=CPU)
+    offloaded(c[::2], c[::2], 3)  # one strided view twice: each element doubles three times
+    expected = x.copy()
+    expected[::2] *= 8
+    np.testing.assert_array_equal(dpnp.asnumpy(c), expected)
+    assert "add_repeatedly_aliased" in launched(offloaded)

@@ -15,6 +15,10 @@ from dataclasses import asdict, dataclass, fields
 HOST_SIMD_KINDS = ("", "stream", "reduce", "rows")
 
 
+#: Fields added after files were first written, with the value a file without one means.
+_ADDED_FIELDS = {"noalias": False}
+
+
 @dataclass(frozen=True)
 class CompileOptions:
     """How one kernel is compiled; equal options give equal code on equal targets."""
@@ -25,9 +29,13 @@ class CompileOptions:
     #: The sub-group size the kernel requires; 0 leaves it to the runtime.
     sub_group_size: int = 0
     host_simd: str = ""
+    #: Whether no array argument shares memory with another that the kernel writes (LLVM's
+    #: `noalias` on their data pointers): loads stay in registers across stores. Only
+    #: offloaded loops set it, and their launches check it (offloading/ranges.py).
+    noalias: bool = False
 
     def __post_init__(self) -> None:
-        for name in ("fastmath", "debug"):
+        for name in ("fastmath", "debug", "noalias"):
             if type(getattr(self, name)) is not bool:
                 raise ValueError(f"{name} must be True or False; got {getattr(self, name)!r}")
         if type(self.opt_level) is not int or self.opt_level not in range(4):
@@ -50,6 +58,7 @@ class CompileOptions:
         debug: object = False,
         sub_group_size: object = None,
         host_simd: str = "",
+        noalias: bool = False,
     ) -> CompileOptions:
         """The options of @dk.kernel(...) as written: truthy flags are flags, None is 0."""
         if sub_group_size is not None and (type(sub_group_size) is not int or sub_group_size < 1):
@@ -63,6 +72,7 @@ class CompileOptions:
             debug=bool(debug),
             sub_group_size=sub_group_size or 0,
             host_simd=host_simd,
+            noalias=noalias,
         )
 
     @property
@@ -83,6 +93,8 @@ class CompileOptions:
     def from_json(cls, data: object) -> CompileOptions:
         """The options written by to_json(); ValueError for anything else."""
         names = {f.name for f in fields(cls)}
+        if isinstance(data, dict):
+            data = {**_ADDED_FIELDS, **data}
         if not isinstance(data, dict) or set(data) != names:
             raise ValueError(f"compile options must be an object with the fields {sorted(names)}")
         return cls(**data)

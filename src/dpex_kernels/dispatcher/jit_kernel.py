@@ -153,6 +153,7 @@ class JitKernel(KernelBase):
         debug: bool = False,
         sub_group_size: int | None = None,
         host_simd: str = "",
+        noalias: bool = False,
         item_type: types.Type | None = None,
     ):
         if not callable(py_func) or not hasattr(py_func, "__code__"):
@@ -164,6 +165,7 @@ class JitKernel(KernelBase):
             debug=debug,
             sub_group_size=sub_group_size,
             host_simd=host_simd,  # offloaded loops on CPU devices (backend/host_simd.py)
+            noalias=noalias,  # offloaded loops whose launches check it (offloading/ranges.py)
         )
         names = tuple(inspect.signature(py_func).parameters)
         declared = None if signatures is None else _normalise_signatures(signatures)

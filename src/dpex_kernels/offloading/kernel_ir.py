@@ -110,6 +110,7 @@ class RegionKernel(JitKernel):
         host_simd_mode: str = "",
         plain_fallback: bool = False,
         sub_group_size: int | None = None,
+        noalias: bool = False,
     ):
         body = copy_blocks(body)
         # the body's digest in the docstring: the disk cache keys kernels on their bytecode
@@ -126,6 +127,7 @@ class RegionKernel(JitKernel):
             debug=debug,
             host_simd=host_simd_mode,
             sub_group_size=sub_group_size,
+            noalias=noalias,
         )
         self.describe = describe
         #: Whether a host-SIMD kernel the compiler refuses is built plain instead (the

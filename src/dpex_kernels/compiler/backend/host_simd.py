@@ -71,7 +71,7 @@ _VECTOR_INTRINSICS = (
 _INTRINSIC_CALL = re.compile(r"\bcall .*@(llvm\.[-\w.$]+)\(")
 _VECTOR_PHI = re.compile(r"= phi <\d+ x ")
 _ASSUME = re.compile(r"^\s*(?:tail )?call void @llvm\.assume\(.*\n", re.M)
-_GLOBAL_POINTER_PARAM = re.compile(r"ptr addrspace\(1\)( noundef)? %")
+_GLOBAL_POINTER_PARAM = re.compile(r"ptr addrspace\(1\)((?: noundef| noalias)*) %")
 _VECTOR_STORE = re.compile(
     r"^(\s+store <\d+ x [^>]+> [^,]+, ptr addrspace\(1\) %[-\w.$\"]+, align (\d+))", re.M
 )

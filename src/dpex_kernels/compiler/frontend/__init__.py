@@ -36,7 +36,9 @@ def compile_front_end(py_func, argtypes, symbol: str, options: CompileOptions) -
     if direct.enabled() and not options.debug and not has_generated_ir(py_func):
         started = time.perf_counter()
         try:
-            compiled = direct.compile_direct(py_func, argtypes, symbol, fastmath=options.fastmath)
+            compiled = direct.compile_direct(
+                py_func, argtypes, symbol, fastmath=options.fastmath, noalias=options.noalias
+            )
         except direct.Unsupported as exc:  # Numba's front end compiles it, or says what is wrong
             front_end = f"numba (direct: {type(exc).__name__}: {exc})"
         except Exception as exc:  # a bug in the direct front end
@@ -46,6 +48,11 @@ def compile_front_end(py_func, argtypes, symbol: str, options: CompileOptions) -
             return FrontEndResult(compiled.module, compiled.type_annotation, "direct", timings)
     started = time.perf_counter()
     module, annotation = compile_numba(
-        py_func, argtypes, symbol, fastmath=options.fastmath, debug=options.debug
+        py_func,
+        argtypes,
+        symbol,
+        fastmath=options.fastmath,
+        debug=options.debug,
+        noalias=options.noalias,
     )
     return FrontEndResult(module, annotation, front_end, {"numba": time.perf_counter() - started})

@@ -77,15 +77,27 @@ def _llvm_type(context: SYCLTargetContext, kind: str):
     return context.get_value_type(getattr(types, kind))
 
 
-def declare_kernel(context: SYCLTargetContext, module, symbol: str, argtypes, error_flag: bool):
+def declare_kernel(
+    context: SYCLTargetContext,
+    module,
+    symbol: str,
+    argtypes,
+    error_flag: bool,
+    noalias: bool = False,
+):
     """The spir_kernel `symbol`: one LLVM parameter per slot of each parameter (types/params.py)
-    and, with `error_flag`, the launch's error record (errors.py) last."""
-    slots = [params.param_slots(i, param_of(t)) for i, t in enumerate(argtypes)]
-    llvm_params = [_llvm_type(context, slot.kind) for run in slots for slot in run]
+    and, with `error_flag`, the launch's error record (errors.py) last; with `noalias`, the
+    arrays' data pointers `noalias` (CompileOptions.noalias)."""
+    slots = [slot for i, t in enumerate(argtypes) for slot in params.param_slots(i, param_of(t))]
+    llvm_params = [_llvm_type(context, slot.kind) for slot in slots]
     if error_flag:
         llvm_params.append(_I32.as_pointer(GLOBAL))
     entry = ir.Function(module, ir.FunctionType(ir.VoidType(), llvm_params), symbol)
     entry.calling_convention = "spir_kernel"
+    if noalias:
+        for argument, slot in zip(entry.args, slots):
+            if slot.kind == params.POINTER:
+                argument.add_attribute("noalias")
     return entry
 
 
@@ -112,15 +124,18 @@ def kernel_arguments(context: SYCLTargetContext, builder, entry, argtypes) -> li
     return arguments
 
 
-def build_kernel_entry(context: SYCLTargetContext, fndesc, symbol: str, library, error_flag: bool):
+def build_kernel_entry(
+    context: SYCLTargetContext, fndesc, symbol: str, library, error_flag: bool, noalias: bool
+):
     """Add a module to `library` holding the spir_kernel `symbol` that calls `fndesc`.
 
     With `error_flag`, the entry takes one more argument, the launch's error record
-    (errors.py), which receives the status of the first work-item whose code raised.
+    (errors.py), which receives the status of the first work-item whose code raised; with
+    `noalias`, the arrays' data pointers are `noalias` (declare_kernel).
     """
     argtypes = list(fndesc.argtypes)
     module = context.create_module(symbol)
-    entry = declare_kernel(context, module, symbol, argtypes, error_flag)
+    entry = declare_kernel(context, module, symbol, argtypes, error_flag, noalias)
     builder = ir.IRBuilder(entry.append_basic_block("entry"))
     call_args = []
     for argtype, value in zip(argtypes, kernel_arguments(context, builder, entry, argtypes)):

@@ -15,7 +15,9 @@ from ..target import sycl_target
 from .entry import build_kernel_entry
 
 
-def compile_numba(py_func, argtypes, symbol: str, *, fastmath: bool, debug: bool) -> tuple:
+def compile_numba(
+    py_func, argtypes, symbol: str, *, fastmath: bool, debug: bool, noalias: bool = False
+) -> tuple:
     """(linked module holding the spir_kernel `symbol`, type annotation) from Numba's front
     end: the kernel's function compiled, and an entry that calls it."""
     stale_loc = current_loc()
@@ -34,7 +36,7 @@ def compile_numba(py_func, argtypes, symbol: str, *, fastmath: bool, debug: bool
         context = sycl_target.target_context
         library = context.codegen().create_library(symbol)
         library.add_linking_library(cres.library)
-        build_kernel_entry(context, cres.fndesc, symbol, library, error_flag=debug)
+        build_kernel_entry(context, cres.fndesc, symbol, library, debug, noalias)
         linked = llvm.link_modules([str(m) for m in library.all_modules()])
     except Exception as exc:  # past Numba, every failure is the compiler's own
         raise compile_failure(py_func, exc, internal=True) from exc

@@ -51,12 +51,14 @@ class DirectResult:
     type_annotation: object
 
 
-def compile_direct(py_func, argtypes, symbol: str, *, fastmath: bool = False) -> DirectResult:
+def compile_direct(
+    py_func, argtypes, symbol: str, *, fastmath: bool = False, noalias: bool = False
+) -> DirectResult:
     """Compile a kernel's Python function for `argtypes` into the spir_kernel `symbol`;
     Unsupported where Numba's front end must (and for every error in the user's code, which
     Numba's front end then reports)."""
     try:
-        return _compile(py_func, argtypes, symbol, fastmath)
+        return _compile(py_func, argtypes, symbol, fastmath, noalias)
     except Unsupported:
         raise
     except KernelCompileError as exc:  # a device function's error: Numba's front end says it
@@ -67,7 +69,7 @@ def compile_direct(py_func, argtypes, symbol: str, *, fastmath: bool = False) ->
         raise Unsupported(f"{type(exc).__name__} for Numba's front end to report") from exc
 
 
-def _compile(py_func, argtypes, symbol: str, fastmath: bool) -> DirectResult:
+def _compile(py_func, argtypes, symbol: str, fastmath: bool, noalias: bool) -> DirectResult:
     source = function_source(py_func)
     typingctx = sycl_target.typing_context
     with collector_paused(), global_compiler_lock, target_override(TARGET_NAME):
@@ -80,7 +82,7 @@ def _compile(py_func, argtypes, symbol: str, fastmath: bool) -> DirectResult:
         library = context.codegen().create_library(symbol)
         module = context.create_module(symbol)
         with context.push_code_library(library):
-            Lowerer(typed, context, module, implementations).run(symbol)
+            Lowerer(typed, context, module, implementations).run(symbol, noalias)
         context.post_lowering(module, library)
         library.add_ir_module(module)
     linked = llvm.link_modules([str(m) for m in library.all_modules()])

@@ -42,11 +42,13 @@ class Lowerer(StatementLowering, ExpressionLowering):
 
     # --- entry ----------------------------------------------------------------------------
 
-    def run(self, symbol: str) -> ir.Function:
-        """Emit the function as the spir_kernel `symbol`."""
+    def run(self, symbol: str, noalias: bool = False) -> ir.Function:
+        """Emit the function as the spir_kernel `symbol` (`noalias`: declare_kernel)."""
         context = self.context
         source = self.typed.source
-        self.function = declare_kernel(context, self.module, symbol, self.typed.argtypes, False)
+        self.function = declare_kernel(
+            context, self.module, symbol, self.typed.argtypes, False, noalias
+        )
         self.builder = ir.IRBuilder(self.function.append_basic_block("entry"))
         self.call_helper = context.call_conv.init_call_helper(self.builder)
         self.loc = numba_ir.Loc(source.filename, source.line(source.tree))
