@@ -7,8 +7,9 @@ written, and the result depends on their order. Before the parfor passes (after 
 array the right-hand side reads that is a view of the array stored into (a getitem of it, or of
 such a view) is copied first (`x.copy()`, a kernel of its own), as NumPy copies an operand
 that overlaps its output. The array itself (`c += c * 2`, `c[:] = c + 1`) and the very view
-stored into (`c[1:] = c[1:] * 2`: the same array and an equal index of slices and integers)
-are read element for element where they are stored and are not copied. Views of one array
+stored into (`c[1:] = c[1:] * 2`: the same array and an equal index of slices and integers,
+or the same boolean mask: `c[m] = c[m] * 2`) are read element for element where they are
+stored and are not copied. Views of one array
 passed as two arguments are not seen here (`f(u[1:], u[:-1])`): as under
 `numba.njit(parallel=True)`, their order is the work-items'.
 """
@@ -144,7 +145,8 @@ def _unaliased_block(state, block: ir.Block, definitions: dict) -> bool:
 
 def _stored_view(stmt, read: ir.Var, definitions: dict, typemap: dict) -> bool:
     """Whether `read` is the view a store writes: taken from its array with an equal index of
-    slices and integers (an index array may repeat an element, which a copy must read first)."""
+    slices and integers, or the same boolean mask (an index array may repeat an element, which
+    a copy must read first; a mask selects each once)."""
     if not isinstance(stmt, (ir.SetItem, ir.StaticSetItem)):
         return False
     made = definitions.get(read.name) or []
@@ -155,7 +157,9 @@ def _stored_view(stmt, read: ir.Var, definitions: dict, typemap: dict) -> bool:
     taken = view.index if view.op == "getitem" else view.index_var
     if view.value.name != stmt.target.name or stored is None or taken is None:
         return False
-    return _basic(typemap.get(stored.name)) and _equal(stored, taken, definitions)
+    index = typemap.get(stored.name)
+    mask = isinstance(index, types.Array) and isinstance(index.dtype, types.Boolean)
+    return (mask or _basic(index)) and _equal(stored, taken, definitions)
 
 
 def _basic(index: types.Type | None) -> bool:

@@ -9,8 +9,9 @@ array's queue (this module's `_take` and `_put`, and masks.py's `_compress`, reg
 parallel.py's stand-ins `take`, `put` and `compress`). A store through a mask is NumPy's: the
 selected elements or rows take the values in order, broadcast (masks.py's `_place`);
 `a[m] = x[m]` through one mask is one kernel storing x's elements in place (`_masked_store`,
-as Numba's parfor fuses it); a scalar through a mask of the array's shape is Numba's parfor
-already.
+as Numba's parfor fuses it), and so is an element-wise expression of such selections
+(`a[m] *= 2`, `a[m] = a[m] * x[m] + 1`: masked_updates.py); a scalar through a mask of the
+array's shape is Numba's parfor already.
 Outside prange bodies only (a kernel cannot allocate a result). Any other index holding an
 array (a mask of another rank, several index arrays, an index array of 2 dimensions, a NumPy
 array) is a KernelCompileError naming the line.
@@ -29,6 +30,7 @@ from numba.core.ir_utils import build_definitions
 
 from ..errors import KernelCompileError
 from ..types.usm_array_type import USMArrayType, coerced_placement
+from . import masked_updates
 from .aliasing import prange_bodies
 from .broadcasting import call
 from .masks import copy_row, elementwise
@@ -74,8 +76,9 @@ class IndexArrays(FunctionPass):
     def run_pass(self, state):
         blocks, typemap = state.func_ir.blocks, state.typemap
         in_prange = prange_bodies(blocks, build_definitions(blocks))
-        fused = _fused_reads(state, in_prange)
-        changed = False
+        updates = masked_updates.fuse(state, in_prange)
+        fused = {**_fused_reads(state, in_prange), **updates}
+        changed = bool(updates)
         for label, block in blocks.items():
             if label in in_prange:
                 continue

@@ -53,7 +53,7 @@ def _selection_starts(a, mask):
     """(the elements or rows the mask selects among, where each chunk's selected ones go, how
     many it selects) for `_compress` and `_place`: work-item c counts the true elements of its
     chunk of COMPRESS_CHUNK, one work-item sums the counts before each chunk."""
-    empty_like, length, at, chunk = EMPTY_LIKE, _selection_length, _flat_item, COMPRESS_CHUNK
+    empty_like, length, at, chunk = EMPTY_LIKE, selection_length, _flat_item, COMPRESS_CHUNK
 
     def impl(a, mask):  # pragma: no cover (compiled)
         n = length(a, mask)
@@ -108,13 +108,13 @@ def elementwise(a: types.Array, mask: types.Array) -> bool:
     return mask.ndim == a.ndim > 1
 
 
-def _selection_length(a, mask):
+def selection_length(a, mask):
     """The elements (a mask of `a`'s rank) or rows a mask selects among; NumPy's IndexError
     for a mask of another shape (typed: its overload)."""
 
 
-@overload(_selection_length)
-def _selection_length_overload(a, mask):
+@overload(selection_length)
+def selection_length_overload(a, mask):
     if elementwise(a, mask):
 
         def elements(a, mask):  # pragma: no cover (compiled)
@@ -199,7 +199,7 @@ def _masked_store(a, mask, source):
     same place, broadcast as NumPy broadcasts `source[mask]`, in one kernel, as Numba's parfor
     fuses it (NumPy's IndexError for a mask of another shape than a's or source's)."""
     _check_store(a, mask, source)
-    length, fits, selected, item = _selection_length, _check_broadcast, _selected, _broadcast_item
+    length, fits, selected, item = selection_length, _check_broadcast, _selected, _broadcast_item
 
     def impl(a, mask, source):  # pragma: no cover (compiled)
         length(a, mask)
