@@ -21,6 +21,7 @@ from typing import NamedTuple
 
 from numba.core import ir, types
 from numba.core.ir_utils import mk_unique_var
+from numba.core.typing.npydecl import supported_array_operators
 
 from ..types.usm_array_type import USMArrayType
 from .broadcasting import call, leaves, replace
@@ -101,9 +102,12 @@ def _expression(typemap: dict, stmt: ir.Assign, selections: dict) -> _Expression
     """The expression `stmt` computes, over the whole arrays, where its arrays are all
     selections through one mask; else None."""
     value = stmt.value
-    # `x[m] op= v` stores the operator's value, which the store then writes back
-    inplace = (value.immutable_fn, [value.lhs, value.rhs]) if value.op != "arrayexpr" else None
-    tree = inplace or value.expr
+    if value.op == "arrayexpr":
+        tree = value.expr
+    elif value.immutable_fn in supported_array_operators:  # element-wise, unlike `@=`
+        tree = (value.immutable_fn, [value.lhs, value.rhs])  # the value `x[m] op= v` stores
+    else:
+        return None
     read = {}  # selection variable -> its statement
     for var in leaves(tree):
         if isinstance(typemap[var.name], types.Array):
