@@ -171,3 +171,51 @@ def test_rows_written_in_a_loop_are_row_loops_where_the_host_cannot_scatter(monk
     bins = np.arange(6)
     expected = ((a * v[:, None])[:, :, None] <= bins).sum(axis=1).astype(np.float64)
     np.testing.assert_array_equal(after[-1], expected)
+
+
+def doubled_in_chunks(a, out, chunk):
+    for c in prange((a.shape[0] + 127) // 128):
+        for t in range(c * 128, min(a.shape[0], c * 128 + 128)):
+            out[t] = a[t] * 2.0
+
+
+def doubled_in_short_chunks(a, out, chunk):
+    for c in prange((a.shape[0] + 3) // 4):
+        for t in range(4 * c, min(a.shape[0], 4 * c + 4)):
+            out[t] = a[t] * 2.0
+
+
+def doubled_in_chunks_of_an_argument(a, out, chunk):
+    for c in prange((a.shape[0] + chunk - 1) // chunk):
+        for t in range(c * chunk, min(a.shape[0], c * chunk + chunk)):
+            out[t] = a[t] * 2.0
+
+
+@pytest.mark.parametrize(
+    ("python_function", "sizes"),
+    [
+        (doubled_in_chunks, {1}),  # chunks of 128 of its own: lane after lane 1 KiB apart
+        (doubled_in_short_chunks, {0}),  # chunks of 4: neighbours side by side
+        (doubled_in_chunks_of_an_argument, {0}),  # a size known only at run time
+    ],
+)
+def test_loops_over_chunks_of_their_own_are_row_loops(python_function, sizes):
+    a = np.random.default_rng(5).random(1000)
+    function, _, after = run(python_function, (a, np.zeros(1000), 128))
+    assert loop_sub_group_sizes(function) == sizes
+    np.testing.assert_array_equal(after[1], a * 2.0)
+
+
+def selected(x, m):
+    return x[m]
+
+
+def test_selections_are_row_loops_over_their_chunks():
+    """masks.py's chunks of COMPRESS_CHUNK: counted and copied by row loops."""
+    x = np.random.default_rng(6).random(10_000)
+    function, result, _ = run(selected, (x, x > 0.3))
+    np.testing.assert_array_equal(dpnp.asnumpy(result), x[x > 0.3])
+    sizes = [k.attrs.compile_sub_group_size for k in function.inspect_kernels()]
+    kinds = [k.kind for k in function.inspect_kernels()]
+    # count the chunks, add up where each goes (one work-item), copy the chunks
+    assert [s for s, kind in zip(sizes, kinds) if kind == "compress()"] == [1, 0, 1], sizes

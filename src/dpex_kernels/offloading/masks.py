@@ -89,7 +89,7 @@ def _compress(a, mask):
     empty_like, shape_of, put = EMPTY_LIKE, _selection_shape, _put_selected
     starts_of, at, chunk = STAND_INS_BY_NAME["selection_starts"], _flat_item, COMPRESS_CHUNK
 
-    def impl(a, mask):  # pragma: no cover (compiled)
+    def rows(a, mask):  # pragma: no cover (compiled)
         n, starts, selected = starts_of(a, mask)
         out = empty_like(a, shape=shape_of(a, mask, selected))
         for c in numba.prange(starts.shape[0]):
@@ -100,7 +100,20 @@ def _compress(a, mask):
                     position += 1
         return out
 
-    return impl
+    def elements(a, mask):  # pragma: no cover (compiled)
+        n, starts, selected = starts_of(a, mask)
+        out = empty_like(a, shape=shape_of(a, mask, selected))
+        chunks = starts.shape[0]
+        for c in numba.prange(chunks):
+            position, end = starts[c], starts[c + 1] if c + 1 < chunks else selected
+            for t in range(c * chunk, min(n, c * chunk + chunk)):
+                if position < end:  # the next selected element overwrites an unselected one
+                    put(out, position, a, t)
+                position += at(mask, t)
+        return out
+
+    # Elements are copied whether selected or not, without a branch on the mask
+    return elements if a.ndim == 1 or elementwise(a, mask) else rows
 
 
 def elementwise(a: types.Array, mask: types.Array) -> bool:
