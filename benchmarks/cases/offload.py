@@ -7,6 +7,8 @@
   of calls (`timing.own_turns`: Numba's and oneMKL's OpenMP threads spin after a call);
 - a prange dot product and sum (float32 accumulator) against dpnp.dot / dpnp.sum (wall, the
   scalar on the host);
+- boolean masks, against NumPy on host arrays (wall): a selection's sum, `a[m] *= 2` and
+  `a[m] = a[m] * x[m] + 1` (information: no target is set for them);
 - compiling an offloaded one-loop function (outline and kernel; a function of nothing but
   prange nests has no host @njit compile) against compiling the explicit kernel, both with the
   compilers warm, fresh functions each time.
@@ -16,6 +18,7 @@ from __future__ import annotations
 
 import ctypes
 import inspect
+import re
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -45,6 +48,7 @@ NUMBA = "numba parallel"
 #: pages a stream past the caches is slower on either side (docs/offload.md).
 NUMBA_USM = "numba, USM memory"
 DPNP = "dpnp"
+NUMPY = "numpy host"
 
 #: case -> (subject, reference, target); speed ratios are reference / subject (higher is
 #: better), compile ratios ("<=") subject / reference (lower is better).
@@ -63,6 +67,9 @@ TARGETS = {
     "stencil host, same memory": (OFFLOAD, NUMBA_USM, ""),
     "dot": (OFFLOAD, DPNP, ">= 1.0"),
     "sum": (OFFLOAD, DPNP, ">= 1.0"),
+    "x[m].sum()": (OFFLOAD, NUMPY, ""),
+    "a[m] *= 2": (OFFLOAD, NUMPY, ""),
+    "a[m] = a[m] * x[m] + 1": (OFFLOAD, NUMPY, ""),
     "compile": (OFFLOAD, EXPLICIT, "<= 1.5"),
 }
 
@@ -115,6 +122,26 @@ def off_sum(a):
     return s
 
 
+def selected_sum(x, m):
+    return x[m].sum()
+
+
+def doubled_where(a, m):
+    a[m] *= 2.0
+
+
+def blended_where(a, x, m):
+    a[m] = a[m] * x[m] + 1.0
+
+
+#: case -> the function, offloaded and on NumPy's arrays
+MASKED = {
+    "x[m].sum()": selected_sum,
+    "a[m] *= 2": doubled_where,
+    "a[m] = a[m] * x[m] + 1": blended_where,
+}
+
+
 # --- timing ---------------------------------------------------------------------------------
 
 
@@ -145,8 +172,16 @@ def _region_launch(function, launch_range, values: dict, start: int = 0):
         launch_range = (*outer, chunks) if outer else chunks
     else:
         (kernel,) = [k.kernel for k in found]
-    args = [values[name] for name in kernel.param_names]
+    args = [_value_of(name, values) for name in kernel.param_names]
     return lambda: kernel[launch_range](*args)
+
+
+def _value_of(param: str, values: dict):
+    """A kernel parameter's value by its name, or a local of the function that the loop reads,
+    a parameter `_<name>_<version>`."""
+    if param in values:
+        return values[param]
+    return values[re.fullmatch(r"_(.+)_\d+", param).group(1)]
 
 
 # --- cases ----------------------------------------------------------------------------------
@@ -171,7 +206,7 @@ def _loop_case(name: str, n: int, samples: int, q: dpctl.SyclQueue) -> list[Row]
     args = (*arrays, *scalars)
     offloaded(*args)
     names = inspect.signature(offloaded.py_func).parameters
-    values = dict(zip(names, args)) | {"_dk_lo0": 1, "_dk_lo1": 1}
+    values = dict(zip(names, args)) | {"_dk_lo0": 1, "_dk_lo1": 1, "n0": n, "n1": n}
     inner = (n - 2, n - 2) if name == "stencil" else n
     region = _region_launch(offloaded, inner, values, start=1 if name == "stencil" else 0)
     direct = lambda: explicit[inner](*args)  # noqa: E731
@@ -243,6 +278,29 @@ def _reduction_cases(n: int, samples: int, q: dpctl.SyclQueue) -> list[Row]:
     return _rows("dot", dot, **label) + _rows("sum", total, **label)
 
 
+def _mask_cases(n: int, samples: int, q: dpctl.SyclQueue) -> list[Row]:
+    """Each of MASKED on float64 arrays, half of them selected, checked against NumPy first."""
+    x = np.random.default_rng(2).random(n)
+    rows = []
+    for case, function in MASKED.items():
+        host = {"a": x.copy(), "x": x, "m": x > 0.5}  # each case its own: stores change `a`
+        usm = {name: dpnp.asarray(array, sycl_queue=q) for name, array in host.items()}
+        names = list(inspect.signature(function).parameters)
+        offloaded = dk.offload(function)
+        on_device, on_host = [usm[k].copy() for k in names], [host[k].copy() for k in names]
+        got, expected = offloaded(*on_device), function(*on_host)
+        if expected is None:  # a store: the array stored into
+            got, expected = dpnp.asnumpy(on_device[0]), on_host[0]
+        np.testing.assert_allclose(got, expected, rtol=1e-9)
+        on_device, on_host = [usm[k] for k in names], [host[k] for k in names]
+        calls = {
+            OFFLOAD: wall_clock(lambda f=offloaded, args=on_device: f(*args)),
+            NUMPY: wall_clock(lambda f=function, args=on_host: f(*args)),
+        }
+        rows += _rows(case, own_turns(calls, samples), n=n, dtype="float64")
+    return rows
+
+
 _ONE_LOOP = """
 import numba
 import dpex_kernels as dk
@@ -303,6 +361,7 @@ def run_offload(cfg: Config) -> list[Row]:
         ("triad", lambda: _loop_case("triad", s["vector"], s["samples"], q)),
         ("stencil", lambda: _loop_case("stencil", s["grid"], s["samples"], q)),
         ("dot", lambda: _reduction_cases(s["vector"], s["samples"], q)),
+        ("masks", lambda: _mask_cases(s["vector"] // 4, s["samples"], q)),
     ]
     rows: list[Row] = []
     for case, run in cases:

@@ -12,6 +12,7 @@ from llvmlite import ir
 from numba.core import cgutils, errors, types
 from numba.core.typing.templates import AbstractTemplate, signature
 
+from ...types.ranges import MAX_DIMENSION
 from .registry import host_stub, lowering_registry, typing_registry
 
 _I64 = ir.IntType(64)
@@ -194,8 +195,9 @@ def index_definitions(ndim: int) -> str:
     for marker in ("nd_item", "group_scratch"):  # facts for the compiler, no code
         lines.append(f"define void @dpex.{marker}() alwaysinline {{\n  ret void\n}}")
     for name, (mangled, _doc) in _INDEX_FUNCTIONS.items():
-        # Ids are >= 0 and sizes >= 1: LLVM then knows `i += get_global_size(0)` loops never
-        # index negatively and drops Numba's wraparound, so the loads vectorise.
+        # Ids are >= 0 and sizes >= 1, both below MAX_DIMENSION: LLVM then knows `x[i + 1]`
+        # and `i += get_global_size(0)` loops never index negatively and drops Numba's
+        # wraparound, so the loads vectorise.
         is_id = name.endswith("_id")
         lines.append(
             f"declare spir_func i64 @{mangled}(i32)\n"
@@ -207,8 +209,8 @@ def index_definitions(ndim: int) -> str:
         )
     for name, (ids, sizes) in _LINEAR.items():
         lines.append(_linear(ndim, name, ids, sizes))
-    lines.append("!0 = !{i64 0, i64 9223372036854775807}")
-    lines.append("!1 = !{i64 1, i64 9223372036854775807}")
+    lines.append(f"!0 = !{{i64 0, i64 {MAX_DIMENSION}}}")
+    lines.append(f"!1 = !{{i64 1, i64 {MAX_DIMENSION + 1}}}")
     return "\n".join(lines) + "\n"
 
 
