@@ -33,7 +33,7 @@ from ..types.usm_array_type import USMArrayType, coerced_placement
 from . import masked_updates
 from .aliasing import prange_bodies
 from .broadcasting import call
-from .masks import copy_row, elementwise
+from .masks import copy_row, elementwise, selects
 from .parallel import (
     EMPTY_LIKE,
     STAND_INS_BY_NAME,
@@ -47,13 +47,6 @@ def _gathers(index: types.Type) -> bool:
     """Whether an index is a 1-D integer USM array (a NumPy array's memory is the host's)."""
     integers = isinstance(index, USMArrayType) and isinstance(index.dtype, types.Integer)
     return integers and index.ndim == 1
-
-
-def _selects(array: types.Type, index: types.Type) -> bool:
-    """Whether an index is a boolean USM mask over the array's first axis (1-D) or of the
-    array's own rank (typed as NumPy's 1-D result: types.usm_array_type.mask_read_type)."""
-    booleans = isinstance(index, USMArrayType) and isinstance(index.dtype, types.Boolean)
-    return booleans and index.ndim in (1, array.ndim)
 
 
 def _holds_array(index: types.Type) -> bool:
@@ -98,7 +91,7 @@ class IndexArrays(FunctionPass):
                     if isinstance(array, USMArrayType) and _holds_array(index):
                         if _gathers(index):
                             stand_in = STAND_INS_BY_NAME["take"]
-                        elif _selects(array, index):
+                        elif selects(array, index):
                             stand_in = STAND_INS_BY_NAME["compress"]
                         else:
                             _refuse(state, stmt.loc, index)
@@ -134,7 +127,7 @@ def _fused_reads(state, in_prange: set) -> dict[str, ir.Var]:
                         and isinstance(array, USMArrayType)
                         and isinstance(source, USMArrayType)
                         and source.ndim == array.ndim
-                        and _selects(array, index)
+                        and selects(array, index)
                     ):
                         fused[stmt.value.name] = read.value
             value = stmt.value if isinstance(stmt, ir.Assign) else None
@@ -156,7 +149,7 @@ def _store_kind(state, stmt: ir.SetItem, fused: dict) -> str | None:
         return None
     if _gathers(index):
         return "put"
-    if not _selects(array, index):
+    if not selects(array, index):
         _refuse(state, stmt.loc, index)
     if stmt.value.name in fused:
         return "masked_store"

@@ -25,7 +25,7 @@ from numba.core.typing.npydecl import supported_array_operators
 
 from ..types.usm_array_type import USMArrayType
 from .broadcasting import call, leaves, replace
-from .masks import selection_length
+from .masks import selection_length, selects
 
 #: Statements that store nothing: a selection read before one is still the array's elements.
 _PURE = (ir.Var, ir.Const, ir.Global, ir.FreeVar)
@@ -90,12 +90,7 @@ def _is_selection(typemap: dict, value) -> bool:
     if not (isinstance(value, ir.Expr) and value.op == "getitem"):
         return False
     array, mask = typemap[value.value.name], typemap[value.index.name]
-    return (
-        isinstance(array, USMArrayType)
-        and isinstance(mask, USMArrayType)
-        and isinstance(mask.dtype, types.Boolean)
-        and mask.ndim == array.ndim
-    )
+    return isinstance(array, USMArrayType) and selects(array, mask) and mask.ndim == array.ndim
 
 
 def _expression(typemap: dict, stmt: ir.Assign, selections: dict) -> _Expression | None:

@@ -17,7 +17,7 @@ import numpy as np
 from numba.core import errors, types
 from numba.core.extending import overload
 
-from ..types.usm_array_type import coerced_placement
+from ..types.usm_array_type import USMArrayType, coerced_placement
 from .parallel import EMPTY_LIKE, STAND_INS_BY_NAME, checked_array, element_at, register
 
 
@@ -114,6 +114,13 @@ def _compress(a, mask):
 
     # Elements are copied whether selected or not, without a branch on the mask
     return elements if a.ndim == 1 or elementwise(a, mask) else rows
+
+
+def selects(array: types.Type, index: types.Type) -> bool:
+    """Whether an index is a boolean USM mask over the array's first axis (1-D) or of the
+    array's own rank (typed as NumPy's 1-D result: types.usm_array_type.mask_read_type)."""
+    booleans = isinstance(index, USMArrayType) and isinstance(index.dtype, types.Boolean)
+    return booleans and index.ndim in (1, array.ndim)
 
 
 def elementwise(a: types.Array, mask: types.Array) -> bool:

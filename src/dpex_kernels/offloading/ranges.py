@@ -209,13 +209,17 @@ def _written(region: Region) -> set[str]:
     }
 
 
-def _overlapping(host: Host, region: Region, values: list, written: set[str]):
-    """In host code: whether an array of `written` shares memory with another array."""
-    spans = {
+def _spans(host: Host, region: Region, values: list) -> dict:
+    """In host code: each array parameter's span of addresses (Host.span), by name."""
+    return {
         name: host.span(param.type, values[position])
         for position, (name, param) in enumerate(region.params.items())
         if isinstance(param.type, types.Array)
     }
+
+
+def _overlapping(host: Host, spans: dict, written: set[str]):
+    """In host code: whether an array of `written` shares memory with another array."""
     names = sorted(spans)
     found = host.int1(False)
     for position, first in enumerate(names):
@@ -241,9 +245,11 @@ def launch(lowerer, region: Region, kernels: list) -> None:
     argtypes = kernel_types(region)
     sizes = counts[:RANGE_LEVELS]
     with host.if_then(host.all_positive(counts)):
+        checked = region.promoted or aliased is not None
+        spans = _spans(host, region, params) if checked else {}
         overlaps = host.int1(False)
         if region.promoted:
-            overlaps = _overlapping(host, region, params, _written(region))
+            overlaps = _overlapping(host, spans, _written(region))
         free = builder.not_(overlaps)
         taken = host.int1(False)
         choices = []  # (whether it is taken, its launch) of each kernel the region has, in order
@@ -291,7 +297,7 @@ def launch(lowerer, region: Region, kernels: list) -> None:
             choices.append((in_order, ordered))  # taken only where the others are not
 
         if aliased is not None:  # stores through views too: every pair of arrays is checked
-            shared = _overlapping(host, region, params, set(region.arrays))
+            shared = _overlapping(host, spans, set(spans))
             twin = _compiled_where(
                 host, builder.and_(shared, builder.not_(taken)), aliased, argtypes
             )
