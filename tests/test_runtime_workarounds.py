@@ -12,6 +12,7 @@ import dpex_kernels as dk
 from dpex_kernels.compiler.backend import llvm
 from dpex_kernels.compiler.backend.rewrites import (
     count_down_exits_on_the_new_count,
+    integer_min_max_as_select,
     loads_volatile_in_sub_groups_of_4,
     negations_as_fma,
     private_arrays_as_one,
@@ -288,3 +289,78 @@ def test_loads_of_memory_become_volatile_in_sub_groups_of_4_only():
     assert loads_volatile_in_sub_groups_of_4(other_size) is other_size
     numbered = LOADS.replace("!{i32 4}", "!0") + "!0 = !{i32 4}\n"
     assert "load volatile i64" in loads_volatile_in_sub_groups_of_4(numbered)
+
+
+SHARED_MIN_AS_INDEX = """
+import dpnp
+import numpy as np
+import dpex_kernels as dk
+
+
+@dk.kernel
+def clamped_below(a, out):
+    i = dk.get_global_id(0)
+    out[i] = a[min(a[dk.get_group_id(0)], 7)]
+
+
+@dk.kernel
+def clamped_above(a, out):
+    i = dk.get_global_id(0)
+    out[i] = a[max(a[dk.get_group_id(0)], 24)]
+
+
+rng = np.random.default_rng(5)
+for dtype in ("u4", "i4", "u2", "i8"):
+    host = rng.integers(0, 32, 32).astype(dtype)
+    a, out = dpnp.asarray(host), dpnp.zeros(64, dtype=dtype)
+    shared = host[np.arange(64) // 8].astype(np.int64)
+    clamped_below[dk.NdRange(64, 8)](a, out).wait()
+    assert (dpnp.asnumpy(out) == host[np.minimum(shared, 7)]).all()
+    clamped_above[dk.NdRange(64, 8)](a, out).wait()
+    assert (dpnp.asnumpy(out) == host[np.maximum(shared, 24)]).all()
+print("equal")
+"""
+
+
+def test_a_shared_min_as_an_index_loads_in_bounds():
+    """Intel's CPU runtime (sub-groups of 8, AVX2 host) read `a[min(a[g], 7)]` far outside
+    `a` and crashed the process; with the min as a compare and a select it reads as NumPy."""
+    done = subprocess.run(
+        [sys.executable, "-c", SHARED_MIN_AS_INDEX], capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0 and done.stdout.strip() == "equal", done.stderr[-2000:]
+
+
+MIN_MAX = """
+define spir_kernel void @k(ptr addrspace(1) %a, i32 %n, i64 %m) {
+entry:
+  %x = load i32, ptr addrspace(1) %a, align 4
+  %low = tail call i32 @llvm.umin.i32(i32 %x, i32 7)
+  %"high.1" = call noundef i64 @llvm.smax.i64(i64 %m, i64 -3)
+  %both = tail call i32 @llvm.smin.i32(i32 %low, i32 %n)
+  %lanes = tail call <2 x i32> @llvm.umax.v2i32(<2 x i32> zeroinitializer, <2 x i32> splat (i32 1))
+  %f = tail call float @llvm.minnum.f32(float 1.0, float 2.0)
+  store i32 %both, ptr addrspace(1) %a, align 4
+  ret void
+}
+
+declare i32 @llvm.umin.i32(i32, i32)
+declare i64 @llvm.smax.i64(i64, i64)
+declare i32 @llvm.smin.i32(i32, i32)
+declare <2 x i32> @llvm.umax.v2i32(<2 x i32>, <2 x i32>)
+declare float @llvm.minnum.f32(float, float)
+"""
+
+
+def test_integer_min_and_max_become_a_compare_and_a_select():
+    rewritten = integer_min_max_as_select(MIN_MAX)
+    assert '%"dpex.order.1" = icmp ult i32 %x, 7' in rewritten
+    assert '%low = select i1 %"dpex.order.1", i32 %x, i32 7' in rewritten
+    assert '%"dpex.order.2" = icmp sgt i64 %m, -3' in rewritten
+    assert '%"high.1" = select i1 %"dpex.order.2", i64 %m, i64 -3' in rewritten
+    assert '%both = select i1 %"dpex.order.3", i32 %low, i32 %n' in rewritten
+    assert "@llvm.umax.v2i32(" in rewritten.split("declare")[0]  # vectors are left alone
+    assert "@llvm.minnum.f32(" in rewritten.split("declare")[0]  # floats too
+    ll.parse_assembly(rewritten).verify()
+    without = MIN_MAX.split("  %low")[0] + "  ret void\n}\n"
+    assert integer_min_max_as_select(without) is without

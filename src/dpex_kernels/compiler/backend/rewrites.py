@@ -299,3 +299,36 @@ def loads_volatile_in_sub_groups_of_4(text: str) -> str:
             line, changed = f"{found.group(1)}volatile {found.group(2)}", True
         lines.append(line)
     return "\n".join(lines) + "\n" if changed else text
+
+
+_INTEGER_MIN_MAX = re.compile(
+    rf"^(\s+)({_VALUE}) = (?:tail |notail )?call (?:noundef )?(i\d+) @llvm\.([us])(min|max)\.i\d+"
+    rf"\(i\d+ (?:noundef )?({_VALUE}|-?\d+), i\d+ (?:noundef )?({_VALUE}|-?\d+)\)"
+)
+_ORDER = {"min": "lt", "max": "gt"}
+
+
+def integer_min_max_as_select(text: str) -> str:
+    """Every scalar integer min or max (`llvm.umin`, `smax`, ...) as a compare and a select.
+
+    The Intel OpenCL CPU runtime, vectorising a kernel for sub-groups of 8 on an AVX2 host,
+    computed `min(a[g], 7)` of a loaded value the same for every work-item (OpExtInst u_min)
+    as a 32-bit vector and read it back as 64-bit indices: the load `a[min(a[g], 7)]` read
+    far outside its array and crashed the process (tests/fuzz_cases/
+    uniform_min_as_load_index.json). A compare and a select compute the same value, and the
+    runtime vectorises them as it does any other (`vpminud` again where it can).
+    """
+    if "@llvm.u" not in text and "@llvm.s" not in text:
+        return text
+    lines, count = [], 0
+    for line in text.splitlines():
+        found = _INTEGER_MIN_MAX.match(line)
+        if found is None:
+            lines.append(line)
+            continue
+        indent, result, type_, sign, which, left, right = found.groups()
+        count += 1
+        test = f'%"dpex.order.{count}"'
+        lines.append(f"{indent}{test} = icmp {sign}{_ORDER[which]} {type_} {left}, {right}")
+        lines.append(f"{indent}{result} = select i1 {test}, {type_} {left}, {type_} {right}")
+    return "\n".join(lines) + "\n" if count else text

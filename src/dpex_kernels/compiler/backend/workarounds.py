@@ -238,6 +238,21 @@ WORKAROUNDS: tuple[Workaround, ...] = (
         rewrite=rewrites.loads_volatile_in_sub_groups_of_4,
     ),
     Workaround(
+        "integer-min-max-as-select",
+        "backend: rewrite",
+        INTEL_CPU,
+        "The runtime's vectoriser (sub-groups of 8, AVX2 host) widened a min of a loaded value "
+        "that every work-item shares wrongly: a load at `a[min(a[g], 7)]` read far outside "
+        "its array and crashed the process. Integer min and max become a compare and a select.",
+        (
+            "tests/test_runtime_workarounds.py::test_a_shared_min_as_an_index_loads_in_bounds",
+            "tests/fuzz_cases/uniform_min_as_load_index.json",
+        ),
+        "a runtime where that test passes without it",
+        _intel_cpu,
+        rewrite=rewrites.integer_min_max_as_select,
+    ),
+    Workaround(
         "label-ids-repaired",
         "backend: emit (spirv_repair.repair_label_ids)",
         LLVM_SPIRV,
