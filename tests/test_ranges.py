@@ -282,6 +282,17 @@ def test_range_accepts_exactly_one_to_three_non_negative_ints(dims):
             as_launch_range(tuple(dims))
 
 
+@pytest.mark.parametrize("make", [dk.Range, lambda n: dk.NdRange(n, 1)], ids=["Range", "NdRange"])
+def test_a_dimension_of_2_to_the_62_is_refused_with_what_to_do(make):
+    assert tuple(dk.Range(2**62 - 1)) == (2**62 - 1,)
+    with pytest.raises(
+        dk.InvalidRangeError,
+        match=r"dimension 4611686018427387904 is not below "
+        r"2\*\*62 .*: split the work into several launches",
+    ):
+        make(2**62)
+
+
 @given(st.lists(st.tuples(st.integers(0, 64), st.integers(0, 64)), min_size=1, max_size=3))
 def test_ndrange_valid_exactly_when_each_local_divides_its_global(pairs):
     global_range = tuple(g for g, _ in pairs)

@@ -232,3 +232,46 @@ def test_strength_reduction_that_mixes_widths_is_emitted_without_it(monkeypatch)
     _, spirv = compile_kernel(_count_rows, (i2, dk.usm_array(dk.int32, 1))).variant(1)
     assert chosen == [True, False]
     assert emit._valid(spirv)
+
+
+def test_the_integer_widths_of_phis_are_found():
+    from dpex_kernels.compiler.backend.spirv_repair import phi_integer_widths
+
+    int_type, float_type, constant, phi = 21, 22, 43, 245
+    types = [(int_type, 1, 8, 0), (int_type, 2, 64, 0), (float_type, 3, 32), (constant, 2, 4, 9, 0)]
+    assert phi_integer_widths(_module(*types, (phi, 1, 5, 4, 20), (phi, 2, 6, 4, 20))) == {8, 64}
+    assert phi_integer_widths(_module(*types, (phi, 3, 5, 4, 20))) == set()  # a float
+    assert phi_integer_widths(b"not spir-v") == set()
+
+
+def _count_down_by_a_mask(a, counts, out, n):
+    i = dk.get_global_id(0)
+    v = 0
+    if n > 100:
+        dk.atomic.add(counts, i, 3)  # an integer atomic: strength reduction on
+    else:
+        for k in range((i + 1) % 3, 4):
+            for _ in range((k * a[1]) % 4):
+                v = v * 3 + k
+    out[i] = v
+
+
+def test_strength_reduction_that_narrows_a_loop_counter_is_emitted_without_it():
+    """Strength reduction counted `(k * a[1]) % 4` in a 2-bit integer, which the back end
+    widened without the mask: the inner loop ran `k * a[1]` times (fuzz case 1213003645)."""
+    import dpnp
+    import numpy as np
+
+    kernel = dk.kernel(_count_down_by_a_mask)
+    for step in range(1, 9):
+        a = np.array([0, step], dtype=np.int64)
+        out = dpnp.zeros(4, dtype=np.int64)
+        kernel[dk.Range(4)](dpnp.asarray(a), dpnp.zeros(4, dtype=np.int64), out, 0).wait()
+        expected = []
+        for i in range(4):
+            v = 0
+            for k in range((i + 1) % 3, 4):
+                for _ in range(k * step % 4):
+                    v = v * 3 + k
+            expected.append(v)
+        np.testing.assert_array_equal(dpnp.asnumpy(out), expected)

@@ -31,7 +31,10 @@ def _dims(values: tuple, what: str) -> tuple[int, ...]:
         if dim < 0:
             raise InvalidRangeError(f"{what} dimensions must be >= 0; got {dim}")
         if dim >= MAX_DIMENSION:
-            raise InvalidRangeError(f"{what} dimension {dim} is not below 2**62")
+            raise InvalidRangeError(
+                f"{what} dimension {dim} is not below 2**62 (kernels index with 63-bit ids): "
+                "split the work into several launches"
+            )
         dims.append(dim)
     return tuple(dims)
 

@@ -22,7 +22,12 @@ from ...errors import KernelCompileError
 from .. import patches
 from . import llvm
 from .fresh_process import emit_in_fresh_processes
-from .spirv_repair import AmbiguousLabels, mixed_integer_widths, repair_label_ids
+from .spirv_repair import (
+    AmbiguousLabels,
+    mixed_integer_widths,
+    phi_integer_widths,
+    repair_label_ids,
+)
 
 _SPIRV_VAL = tool("spirv-val")
 _EMIT_ATTEMPTS = 8
@@ -63,6 +68,18 @@ def strength_reduction(llvm_ir: str) -> bool:
     """
     integer_atomics = "cmpxchg " in llvm_ir or _INTEGER_ATOMIC.search(llvm_ir) is not None
     return integer_atomics and _FLOAT_ATOMIC.search(llvm_ir) is None
+
+
+_PHI_WIDTH = re.compile(r"= phi i(\d+) ")
+
+
+def _narrowed_counters(spirv: bytes, llvm_ir: str) -> bool:
+    """Whether the back end's strength reduction made a loop counter narrower than 32 bits
+    that the module does not have: it counts `(k * a) & 3` in i2 and widens that to an i8
+    without the mask, so a loop ran `k * a` times instead (tests/fuzz_cases/
+    strength_reduction_narrow_counter.json)."""
+    narrow = {width for width in phi_integer_widths(spirv) if width < 32}
+    return bool(narrow - {int(width) for width in _PHI_WIDTH.findall(llvm_ir)})
 
 
 def emission_flags(reduce_strength: bool) -> list[str]:
@@ -119,8 +136,8 @@ def _emit(module, text: str, opt_level: int, reduce_strength: bool, kernel_name:
             spirv = repair_label_ids(spirv)
         except AmbiguousLabels:
             continue  # labels collided with each other: only a new emission helps
-        if reduce_strength and mixed_integer_widths(spirv):
-            reduce_strength = False  # the back end's strength reduction mixed the widths
+        if reduce_strength and (mixed_integer_widths(spirv) or _narrowed_counters(spirv, text)):
+            reduce_strength = False  # the back end's strength reduction broke the integers
             continue
         if not validating or _valid(spirv):
             return spirv

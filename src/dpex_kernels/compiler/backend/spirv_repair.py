@@ -152,3 +152,18 @@ def mixed_integer_widths(spirv: bytes) -> bool:
             if width is not None and found is not None and found != width:
                 return True
     return False
+
+
+def phi_integer_widths(spirv: bytes) -> set[int]:
+    """The widths of the integers the module's OpPhi instructions give."""
+    words = _words(spirv)
+    if words is None:
+        return set()
+    int_widths: dict[int, int] = {}
+    widths = set()
+    for start, _count, opcode in _instructions(words):
+        if opcode == OP_TYPE_INT:
+            int_widths[words[start + 1]] = words[start + 2]
+        elif opcode == OP_PHI and words[start + 1] in int_widths:
+            widths.add(int_widths[words[start + 1]])
+    return widths

@@ -292,6 +292,21 @@ WORKAROUNDS: tuple[Workaround, ...] = (
         _llvm_22,
     ),
     Workaround(
+        "narrow-counters-without-strength-reduction",
+        "backend: emit (emit._narrowed_counters)",
+        LLVM_SPIRV,
+        "Strength reduction counted `(k * a) % 4` in a 2-bit integer, which the back end "
+        "widened to 8 bits without the mask: a loop ran `k * a` times. An emission with a "
+        "counter narrower than any of the module's own is redone without strength reduction.",
+        (
+            "tests/test_spirv_valid.py::"
+            "test_strength_reduction_that_narrows_a_loop_counter_is_emitted_without_it",
+            "tests/fuzz_cases/strength_reduction_narrow_counter.json",
+        ),
+        "a back end that masks the integers it widens",
+        _llvm_22,
+    ),
+    Workaround(
         "strength-reduction-for-atomic-loops-only",
         "backend: emit (emit.strength_reduction)",
         INTEL_CPU,
