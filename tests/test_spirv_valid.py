@@ -129,6 +129,21 @@ def test_label_repair_gives_every_label_its_own_id():
     print(f"of 40 emissions: {collided} with labels over module ids, {ambiguous} ambiguous")
 
 
+def test_a_label_of_a_named_functions_id_is_emitted_again():
+    """A block numbered with its function's id took the kernel's OpName in the repair, and
+    the module was refused as one whose kernel has another name (fuzz case 1214003845)."""
+    from dpex_kernels.compiler.backend.spirv_repair import AmbiguousLabels, repair_label_ids
+
+    name, void, function_type, function, label, ret, end = 5, 19, 33, 54, 248, 253, 56
+    kernel_name = int.from_bytes(b"k\0\0\0", "little")
+    common = [(void, 1), (function_type, 2, 1), (name, 7, kernel_name)]
+    body = [(function, 1, 7, 0, 2), (label, 7), (ret,), (end,)]
+    with pytest.raises(AmbiguousLabels):
+        repair_label_ids(_module(*common, *body))
+    renumbered = [(function, 1, 7, 0, 2), (label, 8), (ret,), (end,)]
+    assert repair_label_ids(_module(*common, *renumbered))  # a label of its own id: repaired
+
+
 def test_label_repair_leaves_other_bytes_alone():
     from dpex_kernels.compiler.backend.spirv_repair import repair_label_ids
 

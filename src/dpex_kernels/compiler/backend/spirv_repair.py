@@ -5,7 +5,8 @@ Measured here: for the same input module, between 1 and 9 emissions in 10 give O
 that collide with the module's first type ids ("Id 2 is defined more than once"); the SYCL
 runtime can crash loading such a module. The repair gives every OpLabel a fresh id past the
 module's bound and rewrites the operands that name labels: branch targets, phi parents,
-merge blocks and switch targets. Names of labels that collided are dropped (debug only).
+merge blocks and switch targets. Names of labels that collided with types are dropped (debug
+only); an emission with a label of a function's id is redone, as the name is either's.
 """
 
 from __future__ import annotations
@@ -50,11 +51,13 @@ def repair_label_ids(spirv: bytes) -> bytes:
     int_widths: dict[int, int] = {}
     value_types: dict[int, int] = {}
     labels: dict[tuple[int, int], int] = {}  # (function index, old id) -> new id
+    functions: set[int] = set()  # the functions' ids
     bound = words[3]
     function = -1
     for start, count, opcode in _instructions(words):
         if opcode == OP_FUNCTION:
             function += 1
+            functions.add(words[start + 2])
         if function < 0:
             if OP_TYPE_FIRST <= opcode <= OP_TYPE_LAST:
                 module_ids.add(words[start + 1])
@@ -89,6 +92,8 @@ def repair_label_ids(spirv: bytes) -> bytes:
             target = words[start + 1]
             if target in module_ids:
                 continue  # a collided label's name: it cannot be told from the type's
+            if target in functions:  # a kernel's name could go to the block (fuzz case 1214003845)
+                raise AmbiguousLabels(f"label id {target} is also a function's, which is named")
             owners = [fn for (fn, old) in labels if old == target]
             words[start + 1] = labels[(owners[0], target)]
         elif function >= 0:
