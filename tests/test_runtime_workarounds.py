@@ -16,6 +16,7 @@ from dpex_kernels.compiler.backend.rewrites import (
     loads_volatile_in_sub_groups_of_4,
     negations_as_fma,
     private_arrays_as_one,
+    stores_through_chosen_private_pointers_volatile,
 )
 
 SPECIAL = [0.0, -0.0, 0.1, -2.5, np.inf, -np.inf, 3e38, 1e-40]
@@ -364,3 +365,80 @@ def test_integer_min_and_max_become_a_compare_and_a_select():
     ll.parse_assembly(rewritten).verify()
     without = MIN_MAX.split("  %low")[0] + "  ret void\n}\n"
     assert integer_min_max_as_select(without) is without
+
+
+def _chosen_element(a, out):
+    i = dk.get_global_id(0)
+    p = dk.private.array(4, dk.int32)
+    for q in range(4):
+        p[q] = q + i
+    v = p[a[i] % 4]
+    p[3 if i > 0 else 0] = v + 1
+    w = p[3 if v > 20 else 1]
+    p[2 if w > 30 else 1] = v + w
+    out[i] = p[0] * 1000 + p[1] * 100 + p[2] * 10 + p[3]
+
+
+def _chosen_element_reference(a: np.ndarray) -> np.ndarray:
+    out = []
+    for i, value in enumerate(a):
+        p = [q + i for q in range(4)]
+        v = p[value % 4]
+        p[3 if i > 0 else 0] = v + 1
+        w = p[3 if v > 20 else 1]
+        p[2 if w > 30 else 1] = v + w
+        out.append(p[0] * 1000 + p[1] * 100 + p[2] * 10 + p[3])
+    return np.array(out)
+
+
+@pytest.mark.parametrize("sub_group_size", [None, 4, 8, 16])
+def test_a_store_at_a_chosen_element_of_a_private_array_lands(sub_group_size):
+    """Vectorised for sub-groups of 4, 8 (the runtime's own choice here) or 16,
+    `p[3 if i > 0 else 0] = v` after a load of `p` at a computed index left `p` unchanged in
+    every work-item."""
+    host = np.random.default_rng(7).integers(0, 100, 64)
+    out = dpnp.zeros(64, dtype=np.int64)
+    kernel = dk.kernel(_chosen_element, sub_group_size=sub_group_size)
+    kernel[dk.NdRange(64, 16)](dpnp.asarray(host), out).wait()
+    np.testing.assert_array_equal(dpnp.asnumpy(out), _chosen_element_reference(host))
+
+
+CHOSEN = """
+define spir_kernel void @k(ptr addrspace(1) %out, ptr addrspace(1) %other, i1 %c, i64 %i) {
+entry:
+  %p = alloca [4 x i32], align 4
+  %third = getelementptr inbounds nuw i8, ptr %p, i64 12
+  %s = select i1 %c, ptr %p, ptr %third
+  store i32 1, ptr %s, align 4
+  %e = getelementptr i32, ptr %s, i64 %i
+  store i32 2, ptr %e, align 4, !nontemporal !0
+  store i32 3, ptr %third, align 4
+  %g = select i1 %c, ptr addrspace(1) %out, ptr addrspace(1) %other
+  store i32 4, ptr addrspace(1) %g, align 4
+  br label %next
+
+next:
+  %f = phi ptr [ %p, %entry ]
+  store i32 5, ptr %f, align 4
+  ret void
+}
+!0 = !{i32 1}
+"""
+
+
+def test_stores_through_chosen_private_pointers_become_volatile():
+    rewritten = stores_through_chosen_private_pointers_volatile(CHOSEN)
+    assert "store volatile i32 1, ptr %s, align 4" in rewritten
+    assert (
+        "store volatile i32 2, ptr %e, align 4, !nontemporal !0" in rewritten
+    )  # computed from one
+    assert "store i32 3, ptr %third, align 4" in rewritten  # a fixed element
+    assert "store i32 4, ptr addrspace(1) %g" in rewritten  # global memory
+    assert "store volatile i32 5, ptr %f, align 4" in rewritten
+    ll.parse_assembly(rewritten).verify()
+    unchosen = (
+        CHOSEN.replace("ptr %s, align 4", "ptr %third, align 4")
+        .replace("ptr %s, i64", "ptr %p, i64")
+        .replace("  store i32 5, ptr %f, align 4\n", "")
+    )
+    assert stores_through_chosen_private_pointers_volatile(unchosen) is unchosen

@@ -222,6 +222,43 @@ def private_arrays_as_one(text: str) -> str:
     return "\n".join(out) + "\n"
 
 
+_PRIVATE_STORE = re.compile(rf"^(\s+store )(?!volatile |atomic )(.*, ptr ({_VALUE})(?:, .*)?)$")
+
+
+def stores_through_chosen_private_pointers_volatile(text: str) -> str:
+    """Every store through a pointer into private memory that a `select` or `phi` chose (or
+    an address computed from one) is volatile.
+
+    The Intel OpenCL CPU runtime, vectorising for sub-groups of 4, 8 or 16, lost such a store
+    after a load of the same array at a computed index: `v = p[a[i] % 4]; p[3 if i > 0 else
+    0] = v + 1` (LLVM stores through a select of the two addresses) left `p` as it was in
+    every work-item (tests/test_runtime_workarounds.py, fuzz case 1214003867). A volatile
+    store is kept as written and lands where it should.
+    """
+    if "store " not in text or not (" select " in text or " phi ptr" in text):
+        return text
+    lines = text.splitlines()
+    chosen, function = set(), 0  # (function, pointer) pairs
+    for line in lines:
+        function += line.startswith("define ")
+        found = _SAME_OBJECT.match(line)
+        if found is None:
+            continue
+        result, base, first, _second, phi, cast = found.groups()
+        if first is not None or phi is not None:
+            chosen.add((function, result))  # a select or phi of private pointers
+        elif (function, base or cast) in chosen:
+            chosen.add((function, result))  # an address computed from such a pointer
+    out, changed, function = [], False, 0
+    for line in lines:
+        function += line.startswith("define ")
+        found = _PRIVATE_STORE.match(line)
+        if found is not None and (function, found.group(3)) in chosen:
+            line, changed = f"{found.group(1)}volatile {found.group(2)}", True
+        out.append(line)
+    return "\n".join(out) + "\n" if changed else text
+
+
 _COUNT_DOWN = re.compile(rf"^\s+({_VALUE}) = add nsw (i32|i64) ({_VALUE}), -1$")
 _COUNTER_PHI = re.compile(rf"^\s+({_VALUE}) = phi (i32|i64) (.*)$")
 _EXIT_TEST = re.compile(rf"^(\s+{_VALUE}) = icmp (?:samesign ugt|sgt) (i32|i64) ({_VALUE}), 1$")

@@ -221,6 +221,22 @@ WORKAROUNDS: tuple[Workaround, ...] = (
         rewrite=rewrites.private_arrays_as_one,
     ),
     Workaround(
+        "stores-through-chosen-private-pointers-volatile",
+        "backend: rewrite",
+        INTEL_CPU,
+        "Vectorised (sub-groups of 4, 8, 16), a store through a select of two addresses in a "
+        "private array (`p[3 if i > 0 else 0] = v`) after a load of it at a computed index was "
+        "lost in every work-item; such stores are volatile.",
+        (
+            "tests/test_runtime_workarounds.py::"
+            "test_a_store_at_a_chosen_element_of_a_private_array_lands",
+            "tests/fuzz_cases/private_store_through_select.json",
+        ),
+        "a runtime where that test passes without it",
+        _intel_cpu,
+        rewrite=rewrites.stores_through_chosen_private_pointers_volatile,
+    ),
+    Workaround(
         "loads-volatile-in-sub-groups-of-4",
         "backend: rewrite",
         INTEL_CPU,
