@@ -337,8 +337,10 @@ define spir_kernel void @k(ptr addrspace(1) %a, i32 %n, i64 %m) {
 entry:
   %x = load i32, ptr addrspace(1) %a, align 4
   %low = tail call i32 @llvm.umin.i32(i32 %x, i32 7)
-  %"high.1" = call noundef i64 @llvm.smax.i64(i64 %m, i64 -3)
+  %wide = zext nneg i32 %x to i64
+  %"high.1" = call noundef i64 @llvm.smax.i64(i64 -3, i64 %wide)
   %both = tail call i32 @llvm.smin.i32(i32 %low, i32 %n)
+  %argument = tail call i64 @llvm.umax.i64(i64 %m, i64 5)
   %lanes = tail call <2 x i32> @llvm.umax.v2i32(<2 x i32> zeroinitializer, <2 x i32> splat (i32 1))
   %f = tail call float @llvm.minnum.f32(float 1.0, float 2.0)
   store i32 %both, ptr addrspace(1) %a, align 4
@@ -348,20 +350,23 @@ entry:
 declare i32 @llvm.umin.i32(i32, i32)
 declare i64 @llvm.smax.i64(i64, i64)
 declare i32 @llvm.smin.i32(i32, i32)
+declare i64 @llvm.umax.i64(i64, i64)
 declare <2 x i32> @llvm.umax.v2i32(<2 x i32>, <2 x i32>)
 declare float @llvm.minnum.f32(float, float)
 """
 
 
-def test_integer_min_and_max_become_a_compare_and_a_select():
+def test_integer_min_and_max_of_loaded_values_become_a_compare_and_a_select():
     rewritten = integer_min_max_as_select(MIN_MAX)
     assert '%"dpex.order.1" = icmp ult i32 %x, 7' in rewritten
     assert '%low = select i1 %"dpex.order.1", i32 %x, i32 7' in rewritten
-    assert '%"dpex.order.2" = icmp sgt i64 %m, -3' in rewritten
-    assert '%"high.1" = select i1 %"dpex.order.2", i64 %m, i64 -3' in rewritten
-    assert '%both = select i1 %"dpex.order.3", i32 %low, i32 %n' in rewritten
-    assert "@llvm.umax.v2i32(" in rewritten.split("declare")[0]  # vectors are left alone
-    assert "@llvm.minnum.f32(" in rewritten.split("declare")[0]  # floats too
+    assert '%"dpex.order.2" = icmp sgt i64 -3, %wide' in rewritten  # a cast of a loaded value
+    assert '%"high.1" = select i1 %"dpex.order.2", i64 -3, i64 %wide' in rewritten
+    body = rewritten.split("declare")[0]
+    assert "@llvm.smin.i32(i32 %low, i32 %n)" in body  # neither operand was loaded
+    assert "@llvm.umax.i64(i64 %m, i64 5)" in body
+    assert "@llvm.umax.v2i32(" in body  # vectors are left alone
+    assert "@llvm.minnum.f32(" in body  # floats too
     ll.parse_assembly(rewritten).verify()
     without = MIN_MAX.split("  %low")[0] + "  ret void\n}\n"
     assert integer_min_max_as_select(without) is without

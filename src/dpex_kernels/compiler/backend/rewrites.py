@@ -343,24 +343,40 @@ _INTEGER_MIN_MAX = re.compile(
     rf"\(i\d+ (?:noundef )?({_VALUE}|-?\d+), i\d+ (?:noundef )?({_VALUE}|-?\d+)\)"
 )
 _ORDER = {"min": "lt", "max": "gt"}
+#: A loaded value (group 2 None) or an integer cast of a value (group 2).
+_LOADED = re.compile(
+    rf"^\s+({_VALUE}) = "
+    rf"(?:load (?:volatile )?i\d+, |(?:zext|sext|trunc) (?:nneg )?i\d+ ({_VALUE}) to )"
+)
 
 
 def integer_min_max_as_select(text: str) -> str:
-    """Every scalar integer min or max (`llvm.umin`, `smax`, ...) as a compare and a select.
+    """Every scalar integer min or max (`llvm.umin`, `smax`, ...) of a value loaded from
+    memory as a compare and a select.
 
     The Intel OpenCL CPU runtime, vectorising a kernel for sub-groups of 8 on an AVX2 host,
     computed `min(a[g], 7)` of a loaded value the same for every work-item (OpExtInst u_min)
     as a 32-bit vector and read it back as 64-bit indices: the load `a[min(a[g], 7)]` read
     far outside its array and crashed the process (tests/fuzz_cases/
     uniform_min_as_load_index.json). A compare and a select compute the same value, and the
-    runtime vectorises them as it does any other (`vpminud` again where it can).
+    runtime vectorises them as it does any other (`vpminud` again where it can). Other mins
+    and maxes are left alone: the runtime's instruction selection aborted on the selects of
+    `min(max(group, 5), n & 7)` scanned over a sub-group of 4
+    (tests/fuzz_cases/sub_group_scan_of_min_max.json).
     """
     if "@llvm.u" not in text and "@llvm.s" not in text:
         return text
     lines, count = [], 0
+    loaded: set[str] = set()  # values loaded from memory, and their casts (names per function)
     for line in text.splitlines():
+        if line.startswith("define "):
+            loaded = set()
+        elif found := _LOADED.match(line):
+            value, source = found.groups()
+            if source is None or source in loaded:
+                loaded.add(value)
         found = _INTEGER_MIN_MAX.match(line)
-        if found is None:
+        if found is None or not loaded.intersection(found.group(6, 7)):
             lines.append(line)
             continue
         indent, result, type_, sign, which, left, right = found.groups()
