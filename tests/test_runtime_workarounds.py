@@ -422,10 +422,15 @@ entry:
   store i32 4, ptr addrspace(1) %g, align 4
   br label %next
 
+use:
+  %h = getelementptr i32, ptr %f, i64 1
+  store i32 6, ptr %h, align 4
+  ret void
+
 next:
   %f = phi ptr [ %p, %entry ]
   store i32 5, ptr %f, align 4
-  ret void
+  br label %use
 }
 !0 = !{i32 1}
 """
@@ -440,10 +445,12 @@ def test_stores_through_chosen_private_pointers_become_volatile():
     assert "store i32 3, ptr %third, align 4" in rewritten  # a fixed element
     assert "store i32 4, ptr addrspace(1) %g" in rewritten  # global memory
     assert "store volatile i32 5, ptr %f, align 4" in rewritten
+    assert "store volatile i32 6, ptr %h, align 4" in rewritten  # a block before the phi's
     ll.parse_assembly(rewritten).verify()
     unchosen = (
         CHOSEN.replace("ptr %s, align 4", "ptr %third, align 4")
         .replace("ptr %s, i64", "ptr %p, i64")
         .replace("  store i32 5, ptr %f, align 4\n", "")
+        .replace("  store i32 6, ptr %h, align 4\n", "")
     )
     assert stores_through_chosen_private_pointers_volatile(unchosen) is unchosen

@@ -238,7 +238,9 @@ def stores_through_chosen_private_pointers_volatile(text: str) -> str:
     if "store " not in text or not (" select " in text or " phi ptr" in text):
         return text
     lines = text.splitlines()
-    chosen, function = set(), 0  # (function, pointer) pairs
+    chosen: set[tuple[int, str]] = set()  # (function, pointer) pairs
+    derived: list[tuple[tuple, tuple]] = []  # (address, the pointer it is computed from)
+    function = 0
     for line in lines:
         function += line.startswith("define ")
         found = _SAME_OBJECT.match(line)
@@ -246,9 +248,14 @@ def stores_through_chosen_private_pointers_volatile(text: str) -> str:
             continue
         result, base, first, _second, phi, cast = found.groups()
         if first is not None or phi is not None:
-            chosen.add((function, result))  # a select or phi of private pointers
-        elif (function, base or cast) in chosen:
-            chosen.add((function, result))  # an address computed from such a pointer
+            chosen.add((function, result))  # a select or phi of pointers
+        else:
+            derived.append(((function, result), (function, base or cast)))
+    grown = True
+    while grown:  # blocks need not come in the order of their values' definitions
+        before = len(chosen)
+        chosen.update(address for address, source in derived if source in chosen)
+        grown = len(chosen) > before
     out, changed, function = [], False, 0
     for line in lines:
         function += line.startswith("define ")
@@ -366,17 +373,28 @@ def integer_min_max_as_select(text: str) -> str:
     """
     if "@llvm.u" not in text and "@llvm.s" not in text:
         return text
-    lines, count = [], 0
-    loaded: set[str] = set()  # values loaded from memory, and their casts (names per function)
+    loaded: set[tuple[int, str]] = set()  # (function, a value loaded from memory)
+    casts: list[tuple[tuple, tuple]] = []  # (an integer cast, its operand)
+    function = 0
     for line in text.splitlines():
-        if line.startswith("define "):
-            loaded = set()
-        elif found := _LOADED.match(line):
+        function += line.startswith("define ")
+        if found := _LOADED.match(line):
             value, source = found.groups()
-            if source is None or source in loaded:
-                loaded.add(value)
+            if source is None:
+                loaded.add((function, value))
+            else:
+                casts.append(((function, value), (function, source)))
+    grown = True
+    while grown:  # blocks need not come in the order of their values' definitions
+        before = len(loaded)
+        loaded.update(cast for cast, source in casts if source in loaded)
+        grown = len(loaded) > before
+    lines, count, function = [], 0, 0
+    for line in text.splitlines():
+        function += line.startswith("define ")
         found = _INTEGER_MIN_MAX.match(line)
-        if found is None or not loaded.intersection(found.group(6, 7)):
+        operands = found.group(6, 7) if found else ()
+        if not any((function, operand) in loaded for operand in operands):
             lines.append(line)
             continue
         indent, result, type_, sign, which, left, right = found.groups()
