@@ -1024,6 +1024,20 @@ def test_fallback_host_runs_that_loop_on_the_host_with_a_warning():
         falls_back(a)  # compiled once: no second warning
 
 
+def test_a_function_without_parallel_loops_compiles_without_numbas_parallel_warning():
+    """Numba warns that `parallel=True` found nothing to parallelise; offload's users never
+    wrote `parallel=True`, and a function that only allocates is not a mistake."""
+
+    @dk.offload
+    def made(n):
+        return dpnp.full(n, 2.5)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out = made(7)
+    np.testing.assert_array_equal(host(out), np.full(7, 2.5))
+
+
 # --- signatures, caching, inspection ---------------------------------------------------------
 
 

@@ -450,6 +450,14 @@ static PyObject *drain(PyObject *m, PyObject *unused)
     Py_RETURN_NONE;
 }
 
+static PyObject *release_completed(PyObject *m, PyObject *unused)
+{
+    /* Lets the arguments of completed launches go now, not at the next launch: their memory
+       may then be reused (offloading/reused_memory.py). */
+    if (ready) ring_release_completed(RING_SIZE);
+    Py_RETURN_NONE;
+}
+
 static PyObject *in_flight(PyObject *m, PyObject *unused)
 {
     return PyLong_FromSize_t(ring_tail - ring_head);
@@ -1689,6 +1697,8 @@ static PyMethodDef module_methods[] = {
     {"drain", drain, METH_NOARGS, "Wait for every launch still in flight."},
     {"uneven_work_groups", uneven_work_groups, METH_O,
      "Whether an OpenCL queue's device takes a smaller last work-group."},
+    {"release_completed", release_completed, METH_NOARGS,
+     "Let the arguments of completed launches go."},
     {"in_flight", in_flight, METH_NOARGS, "How many launches the keep-alive ring holds."},
     {"arg_types", arg_types, METH_NOARGS, "The DPCTLKernelArgType of each slot kind."},
     {"array_key", array_key, METH_O, "What decides a USM array's type, read from its struct."},

@@ -216,7 +216,9 @@ def view_of(parent, data: int, shape: tuple, strides: tuple):
 @box(USMArrayType)
 def _box_usm_array(typ, value, c):
     """A usm_array returned to Python is the array object it came in as where it is all of
-    it (same data, shape and strides), else the view of it compiled code made (view_of)."""
+    it (same data, shape and strides), else the view of it compiled code made (view_of). As
+    Numba's boxing of arrays, it takes over the value's reference: an array made in compiled
+    code is then held by Python alone."""
     builder, pyapi = c.builder, c.pyapi
     array = c.context.make_array(typ)(c.context, builder, value)
     parent = array.parent
@@ -258,6 +260,8 @@ def _box_usm_array(typ, value, c):
                 builder.store(pyapi.call_function_objargs(function, arguments), result)
                 for temporary in arguments[1:]:
                     pyapi.decref(temporary)
+    if c.context.enable_nrt:  # the reference to an array made in compiled code is the box's
+        c.context.nrt.decref(builder, typ, value)
     return builder.load(result)
 
 

@@ -106,7 +106,9 @@ def emit_launch(context, builder, kernel, argtypes, args, global_size, local_siz
     objects = pyapi.tuple_new(len(argtypes))
     boxed = cgutils.alloca_once_value(builder, cgutils.true_bit)
     for position, (argtype, value) in enumerate(zip(argtypes, args)):
-        # an array is its object, or the view of it compiled code made (njit._box_usm_array)
+        # an array is its object, or the view of it compiled code made (njit._box_usm_array),
+        # which takes a reference of its own: the caller's stays the caller's
+        context.nrt.incref(builder, argtype, value)
         obj = pyapi.from_native_value(argtype, value)
         builder.store(builder.and_(builder.load(boxed), cgutils.is_not_null(builder, obj)), boxed)
         pyapi.tuple_setitem(objects, position, obj)  # steals the reference

@@ -35,6 +35,7 @@ from numba.core.typing.templates import signature
 from .._runtime import canonical_device, default_device, device_by_canonical_name
 from ..dispatcher import njit  # noqa: F401  (usm_array typing and unboxing in @njit code)
 from ..types.usm_array_type import USMArrayType, scalar_type
+from . import reused_memory
 
 _I32 = ir.IntType(32)
 _I64 = ir.IntType(64)
@@ -164,8 +165,9 @@ def _make_array(kind: str, dtype: str, usm_type: str, device: str | None, shape,
         # the fill value cast (and refused) as dpnp.full casts it, then written once advised
         value = dpnp.full((), fill, dtype=dtype, usm_type=usm_type, **placement)
         placement = {"sycl_queue": value.sycl_queue}
-    array = dpnp.empty(shape, dtype=dtype, usm_type=usm_type, **placement)
-    advise_huge_pages(array)  # before anything writes the memory
+    array, fresh = reused_memory.empty(shape, dtype, usm_type, placement)
+    if fresh:
+        advise_huge_pages(array)  # before anything writes the memory
     if filled:
         array[...] = value
     return array

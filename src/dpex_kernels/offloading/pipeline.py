@@ -19,7 +19,9 @@ pass of its own:
 
 from __future__ import annotations
 
-from numba.core import compiler, ir, typed_passes, untyped_passes
+import warnings
+
+from numba.core import compiler, errors, ir, typed_passes, untyped_passes
 from numba.core.compiler_machinery import PassManager, register_pass
 from numba.np.ufunc.dufunc import DUFunc
 
@@ -63,6 +65,25 @@ class _PreParfor(typed_passes.PreParforPass):
         return parallel.pre_parfor(state)
 
 
+#: The start of Numba's warning that a `parallel=True` compile found no parallel loop (after
+#: its highlighting's escape codes and a newline).
+_NOTHING_PARALLEL = r"[\s\S]*The keyword argument 'parallel=True' was specified"
+
+
+@register_pass(mutates_CFG=True, analysis_only=False)
+class _ParforPass(typed_passes.ParforPass):
+    """Numba's parfor pass, without its warning that `parallel=True` found nothing to run in
+    parallel: users of offload never wrote `parallel=True`, and a function without parallel
+    loops (one that only allocates, say) is not a mistake."""
+
+    _name = "dpex_offload_parfor_pass"
+
+    def run_pass(self, state):
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", _NOTHING_PARALLEL, errors.NumbaPerformanceWarning)
+            return super().run_pass(state)
+
+
 @register_pass(mutates_CFG=True, analysis_only=False)
 class _Lowering(typed_passes.NativeLowering):
     """Numba's lowering pass, parfors launched as kernels."""
@@ -77,6 +98,7 @@ class _Lowering(typed_passes.NativeLowering):
 _REPLACED = {
     typed_passes.NopythonTypeInference: _TypeInference,
     typed_passes.PreParforPass: _PreParfor,
+    typed_passes.ParforPass: _ParforPass,
     typed_passes.NativeParforLowering: _Lowering,
 }
 
