@@ -102,6 +102,11 @@ def test_kept_memory_is_bounded(monkeypatch):
         <= 2 * (reused_memory.REUSED_BYTES + 32)
     )
     assert 1 <= kept <= 2
+    monkeypatch.setattr(reused_memory, "KEPT_BYTES", reused_memory.REUSED_BYTES - 1)
+    too_large = doubled(dpnp.ones(LARGE + 10))  # a size the pool has none of
+    del too_large
+    launcher.release_completed()
+    assert kept == sum(len(memories) for memories in reused_memory._kept.values())
 
 
 def test_selections_through_a_mask_reuse_the_memory_of_dead_ones():

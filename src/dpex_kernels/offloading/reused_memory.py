@@ -43,7 +43,7 @@ _MEMORY_TYPES = {
 }
 _kept: OrderedDict[tuple, list] = OrderedDict()  # (queue, usm_type, bytes) -> memory objects
 _kept_bytes = 0
-_lock = threading.Lock()  # a block may die in any thread
+_lock = threading.RLock()  # a block may die in any thread, or in a collection under the lock
 
 
 class _Block:
@@ -66,11 +66,12 @@ class _Block:
 def _keep(key: tuple, memory) -> None:
     global _kept_bytes
     with _lock:
-        kept = _kept.setdefault(key, [])
-        _kept.move_to_end(key)
-        if len(kept) >= KEPT_PER_KEY:
+        kept = _kept.get(key, [])
+        if len(kept) >= KEPT_PER_KEY or key[2] > KEPT_BYTES:
             return  # dropped here: dpctl frees it
         kept.append(memory)
+        _kept[key] = kept
+        _kept.move_to_end(key)
         _kept_bytes += key[2]
         while _kept_bytes > KEPT_BYTES:
             oldest, memories = next(iter(_kept.items()))
@@ -85,7 +86,10 @@ def _take(key: tuple):
         if not kept:
             return None
         _kept_bytes -= key[2]
-        return kept.pop()
+        memory = kept.pop()
+        if not kept:
+            del _kept[key]  # nor its queue kept alive
+        return memory
 
 
 def empty(shape, dtype, usm_type: str, placement: dict) -> tuple[dpnp.ndarray, bool]:
