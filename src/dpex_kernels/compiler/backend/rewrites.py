@@ -222,6 +222,18 @@ def private_arrays_as_one(text: str) -> str:
     return "\n".join(out) + "\n"
 
 
+def _reached(seeds: set, edges: list[tuple]) -> set:
+    """`seeds` and every value computed from one of them along `edges` ((value, its source)
+    pairs), however often: blocks need not come in the order of their values' definitions."""
+    reached = set(seeds)
+    grown = True
+    while grown:
+        before = len(reached)
+        reached.update(value for value, source in edges if source in reached)
+        grown = len(reached) > before
+    return reached
+
+
 _PRIVATE_STORE = re.compile(rf"^(\s+store )(?!volatile |atomic )(.*, ptr ({_VALUE})(?:, .*)?)$")
 
 
@@ -251,11 +263,7 @@ def stores_through_chosen_private_pointers_volatile(text: str) -> str:
             chosen.add((function, result))  # a select or phi of pointers
         else:
             derived.append(((function, result), (function, base or cast)))
-    grown = True
-    while grown:  # blocks need not come in the order of their values' definitions
-        before = len(chosen)
-        chosen.update(address for address, source in derived if source in chosen)
-        grown = len(chosen) > before
+    chosen = _reached(chosen, derived)
     out, changed, function = [], False, 0
     for line in lines:
         function += line.startswith("define ")
@@ -384,11 +392,7 @@ def integer_min_max_as_select(text: str) -> str:
                 loaded.add((function, value))
             else:
                 casts.append(((function, value), (function, source)))
-    grown = True
-    while grown:  # blocks need not come in the order of their values' definitions
-        before = len(loaded)
-        loaded.update(cast for cast, source in casts if source in loaded)
-        grown = len(loaded) > before
+    loaded = _reached(loaded, casts)
     lines, count, function = [], 0, 0
     for line in text.splitlines():
         function += line.startswith("define ")
