@@ -1,6 +1,6 @@
 """Small extents as constants (offloading/extents.py): an offloaded function whose inner loops
-run over an argument's extent of at most SMALL elements compiles once per such extent, with
-the extent a constant, and once for larger ones; every call's result is NumPy's."""
+run over (or count from) an argument's extent of at most SMALL elements compiles once per such
+extent, with the extent a constant, and once for larger ones; every call's result is NumPy's."""
 
 from __future__ import annotations
 
@@ -40,6 +40,26 @@ def narrowed(a, out):
         out[i] = s
 
 
+def cumulative_counts(x, edges, counts):
+    """counts[i, k]: how many of row i's values are at most edges[k] (edges ascending)."""
+    for i in prange(x.shape[0]):
+        for j in range(x.shape[1]):
+            k = edges.shape[0] - 1  # a while loop counts down from an extent
+            while x[i, j] <= edges[k]:
+                counts[i, k] += 1
+                k -= 1
+                if k < 0:
+                    break
+
+
+def data_bound(x, out):
+    for i in prange(x.shape[0]):
+        k = 0
+        while x[i, k] > 0 and k < 3:  # the trip count depends on data, and on a constant
+            k += 1
+        out[i] = k
+
+
 def host_loop(a):
     total = 0.0
     for j in range(a.shape[0]):  # a loop of host code, not inside another loop
@@ -60,6 +80,8 @@ def test_the_extents_of_inner_loops_are_found():
     assert inner_loop_extents(nearest) == ((0, -1), (1, 0))  # len(centres) is its axis 0
     assert inner_loop_extents(narrowed) == ()
     assert inner_loop_extents(host_loop) == ()
+    assert inner_loop_extents(cumulative_counts) == ((0, 1), (1, 0))
+    assert inner_loop_extents(data_bound) == ()  # x.shape[0] bounds the prange loop only
 
 
 def test_each_small_extent_compiles_once_and_large_ones_share_a_compile():
@@ -90,6 +112,20 @@ def test_nested_small_extents_equal_numpy():
     function(p, c, labels)
     distances = ((points[:, None, :] - centres[None, :, :]) ** 2).sum(axis=2)
     np.testing.assert_array_equal(dpnp.asnumpy(labels), distances.argmin(axis=1))
+
+
+def test_a_loop_counting_down_from_a_small_extent_equals_numpy():
+    """The extent compiled as a constant starts the count; a larger one shares a compile."""
+    function = dk.offload(cumulative_counts)
+    rng = np.random.default_rng(4)
+    x = rng.random((60, 33))
+    for bins in (5, 16, SMALL + 4):
+        edges = np.sort(rng.random(bins))
+        d_x, d_edges, counts = on_device(x, edges, np.zeros((60, bins), np.int64))
+        function(d_x, d_edges, counts)
+        expected = (x[:, :, None] <= edges[None, None, :]).sum(axis=1)
+        np.testing.assert_array_equal(dpnp.asnumpy(counts), expected)
+    assert len(loop_kernels(function)) == 3
 
 
 def test_a_reassigned_parameter_keeps_its_own_extent():
