@@ -12,7 +12,7 @@ import dpex_kernels as dk
 from dpex_kernels.compiler.backend import llvm
 from dpex_kernels.compiler.backend.rewrites import (
     count_down_exits_on_the_new_count,
-    integer_min_max_as_select,
+    integer_min_max_abs_as_select,
     loads_volatile_in_sub_groups_of_4,
     negations_as_fma,
     private_arrays_as_one,
@@ -310,6 +310,12 @@ def clamped_above(a, out):
     out[i] = a[max(a[dk.get_group_id(0)], 24)]
 
 
+@dk.kernel
+def absolute(a, out):
+    i = dk.get_global_id(0)
+    out[i] = a[abs(np.int64(a[dk.get_group_id(0)])) % 32]
+
+
 rng = np.random.default_rng(5)
 for dtype in ("u4", "i4", "u2", "i8"):
     host = rng.integers(0, 32, 32).astype(dtype)
@@ -319,13 +325,20 @@ for dtype in ("u4", "i4", "u2", "i8"):
     assert (dpnp.asnumpy(out) == host[np.minimum(shared, 7)]).all()
     clamped_above[dk.NdRange(64, 8)](a, out).wait()
     assert (dpnp.asnumpy(out) == host[np.maximum(shared, 24)]).all()
+for dtype in ("i4", "i8"):
+    host = rng.integers(-40, 40, 32).astype(dtype)
+    a, out = dpnp.asarray(host), dpnp.zeros(64, dtype=dtype)
+    absolute[dk.NdRange(64, 8)](a, out).wait()
+    assert (dpnp.asnumpy(out) == host[np.abs(host[np.arange(64) // 8].astype(np.int64)) % 32]).all()
 print("equal")
 """
 
 
 def test_a_shared_min_as_an_index_loads_in_bounds():
     """Intel's CPU runtime (sub-groups of 8, AVX2 host) read `a[min(a[g], 7)]` far outside
-    `a` and crashed the process; with the min as a compare and a select it reads as NumPy."""
+    `a` and crashed the process; with the min as a compare and a select it reads as NumPy, and
+    so does an index through an abs, rewritten the same way (the abs crashed only in the
+    fuzzer's larger kernel, tests/fuzz_cases/uniform_abs_as_load_index.json)."""
     done = subprocess.run(
         [sys.executable, "-c", SHARED_MIN_AS_INDEX], capture_output=True, text=True, timeout=300
     )
@@ -343,6 +356,8 @@ entry:
   %argument = tail call i64 @llvm.umax.i64(i64 %m, i64 5)
   %lanes = tail call <2 x i32> @llvm.umax.v2i32(<2 x i32> zeroinitializer, <2 x i32> splat (i32 1))
   %f = tail call float @llvm.minnum.f32(float 1.0, float 2.0)
+  %size = call range(i32 0, -2147483648) i32 @llvm.abs.i32(i32 %x, i1 false)
+  %other = call i32 @llvm.abs.i32(i32 %n, i1 true)
   store i32 %both, ptr addrspace(1) %a, align 4
   ret void
 }
@@ -353,11 +368,12 @@ declare i32 @llvm.smin.i32(i32, i32)
 declare i64 @llvm.umax.i64(i64, i64)
 declare <2 x i32> @llvm.umax.v2i32(<2 x i32>, <2 x i32>)
 declare float @llvm.minnum.f32(float, float)
+declare i32 @llvm.abs.i32(i32, i1 immarg)
 """
 
 
-def test_integer_min_and_max_of_loaded_values_become_a_compare_and_a_select():
-    rewritten = integer_min_max_as_select(MIN_MAX)
+def test_integer_min_max_and_abs_of_loaded_values_become_a_compare_and_a_select():
+    rewritten = integer_min_max_abs_as_select(MIN_MAX)
     assert '%"dpex.order.1" = icmp ult i32 %x, 7' in rewritten
     assert '%low = select i1 %"dpex.order.1", i32 %x, i32 7' in rewritten
     assert '%"dpex.order.2" = icmp sgt i64 -3, %wide' in rewritten  # a cast of a loaded value
@@ -367,9 +383,13 @@ def test_integer_min_and_max_of_loaded_values_become_a_compare_and_a_select():
     assert "@llvm.umax.i64(i64 %m, i64 5)" in body
     assert "@llvm.umax.v2i32(" in body  # vectors are left alone
     assert "@llvm.minnum.f32(" in body  # floats too
+    assert '%"dpex.negated.3" = sub i32 0, %x' in rewritten  # an abs of a loaded value
+    assert '%"dpex.order.3" = icmp slt i32 %x, 0' in rewritten
+    assert '%size = select i1 %"dpex.order.3", i32 %"dpex.negated.3", i32 %x' in rewritten
+    assert "@llvm.abs.i32(i32 %n, i1 true)" in body  # %n was not loaded
     ll.parse_assembly(rewritten).verify()
     without = MIN_MAX.split("  %low")[0] + "  ret void\n}\n"
-    assert integer_min_max_as_select(without) is without
+    assert integer_min_max_abs_as_select(without) is without
 
 
 def _chosen_element(a, out):

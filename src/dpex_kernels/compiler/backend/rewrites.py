@@ -353,9 +353,15 @@ def loads_volatile_in_sub_groups_of_4(text: str) -> str:
     return "\n".join(lines) + "\n" if changed else text
 
 
+#: Attributes LLVM prints on a call's result or operand (`noundef`, `range(i32 0, 32)`).
+_ATTRIBUTES = r"(?:(?:noundef|range\([^)]*\)) )*"
 _INTEGER_MIN_MAX = re.compile(
-    rf"^(\s+)({_VALUE}) = (?:tail |notail )?call (?:noundef )?(i\d+) @llvm\.([us])(min|max)\.i\d+"
-    rf"\(i\d+ (?:noundef )?({_VALUE}|-?\d+), i\d+ (?:noundef )?({_VALUE}|-?\d+)\)"
+    rf"^(\s+)({_VALUE}) = (?:tail |notail )?call {_ATTRIBUTES}(i\d+) @llvm\.([us])(min|max)\.i\d+"
+    rf"\(i\d+ {_ATTRIBUTES}({_VALUE}|-?\d+), i\d+ {_ATTRIBUTES}({_VALUE}|-?\d+)\)"
+)
+_INTEGER_ABS = re.compile(
+    rf"^(\s+)({_VALUE}) = (?:tail |notail )?call {_ATTRIBUTES}(i\d+) @llvm\.abs\.i\d+"
+    rf"\(i\d+ {_ATTRIBUTES}({_VALUE}), i1 (?:immarg )?(?:true|false)\)"
 )
 _ORDER = {"min": "lt", "max": "gt"}
 #: A loaded value (group 2 None) or an integer cast of a value (group 2).
@@ -365,21 +371,22 @@ _LOADED = re.compile(
 )
 
 
-def integer_min_max_as_select(text: str) -> str:
-    """Every scalar integer min or max (`llvm.umin`, `smax`, ...) of a value loaded from
+def integer_min_max_abs_as_select(text: str) -> str:
+    """Every scalar integer min, max (`llvm.umin`, `smax`, ...) or abs of a value loaded from
     memory as a compare and a select.
 
     The Intel OpenCL CPU runtime, vectorising a kernel for sub-groups of 8 on an AVX2 host,
     computed `min(a[g], 7)` of a loaded value the same for every work-item (OpExtInst u_min)
     as a 32-bit vector and read it back as 64-bit indices: the load `a[min(a[g], 7)]` read
     far outside its array and crashed the process (tests/fuzz_cases/
-    uniform_min_as_load_index.json). A compare and a select compute the same value, and the
-    runtime vectorises them as it does any other (`vpminud` again where it can). Other mins
-    and maxes are left alone: the runtime's instruction selection aborted on the selects of
-    `min(max(group, 5), n & 7)` scanned over a sub-group of 4
+    uniform_min_as_load_index.json); `a[abs(a[g]) % 32]` (OpExtInst s_abs) did the same
+    (tests/fuzz_cases/uniform_abs_as_load_index.json). A compare and a select compute the
+    same value, and the runtime vectorises them as it does any other (`vpminud` again where it
+    can). Other mins and maxes are left alone: the runtime's instruction selection aborted on
+    the selects of `min(max(group, 5), n & 7)` scanned over a sub-group of 4
     (tests/fuzz_cases/sub_group_scan_of_min_max.json).
     """
-    if "@llvm.u" not in text and "@llvm.s" not in text:
+    if "@llvm.u" not in text and "@llvm.s" not in text and "@llvm.abs." not in text:
         return text
     loaded: set[tuple[int, str]] = set()  # (function, a value loaded from memory)
     casts: list[tuple[tuple, tuple]] = []  # (an integer cast, its operand)
@@ -396,14 +403,21 @@ def integer_min_max_as_select(text: str) -> str:
     lines, count, function = [], 0, 0
     for line in text.splitlines():
         function += line.startswith("define ")
-        found = _INTEGER_MIN_MAX.match(line)
-        operands = found.group(6, 7) if found else ()
+        min_max, absolute = _INTEGER_MIN_MAX.match(line), _INTEGER_ABS.match(line)
+        operands = min_max.group(6, 7) if min_max else absolute.group(4, 4) if absolute else ()
         if not any((function, operand) in loaded for operand in operands):
             lines.append(line)
             continue
-        indent, result, type_, sign, which, left, right = found.groups()
         count += 1
         test = f'%"dpex.order.{count}"'
+        if absolute:
+            indent, result, type_, value = absolute.groups()
+            negated = f'%"dpex.negated.{count}"'
+            lines.append(f"{indent}{negated} = sub {type_} 0, {value}")
+            lines.append(f"{indent}{test} = icmp slt {type_} {value}, 0")
+            lines.append(f"{indent}{result} = select i1 {test}, {type_} {negated}, {type_} {value}")
+            continue
+        indent, result, type_, sign, which, left, right = min_max.groups()
         lines.append(f"{indent}{test} = icmp {sign}{_ORDER[which]} {type_} {left}, {right}")
         lines.append(f"{indent}{result} = select i1 {test}, {type_} {left}, {type_} {right}")
     return "\n".join(lines) + "\n" if count else text

@@ -254,21 +254,23 @@ WORKAROUNDS: tuple[Workaround, ...] = (
         rewrite=rewrites.loads_volatile_in_sub_groups_of_4,
     ),
     Workaround(
-        "integer-min-max-as-select",
+        "integer-min-max-abs-as-select",
         "backend: rewrite",
         INTEL_CPU,
-        "The runtime's vectoriser (sub-groups of 8, AVX2 host) widened a min of a loaded value "
-        "that every work-item shares wrongly: a load at `a[min(a[g], 7)]` read far outside "
-        "its array and crashed the process. Integer min and max of a loaded value become a "
-        "compare and a select (not all of them: the runtime aborted on some such selects).",
+        "The runtime's vectoriser (sub-groups of 8, AVX2 host) widened a min, max or abs of a "
+        "loaded value that every work-item shares wrongly: a load at `a[min(a[g], 7)]` or "
+        "`a[abs(a[g]) % 32]` read far outside its array and crashed the process. Integer min, "
+        "max and abs of a loaded value become a compare and a select (not all mins and maxes: "
+        "the runtime aborted on some such selects).",
         (
             "tests/test_runtime_workarounds.py::test_a_shared_min_as_an_index_loads_in_bounds",
             "tests/fuzz_cases/uniform_min_as_load_index.json",
+            "tests/fuzz_cases/uniform_abs_as_load_index.json",
             "tests/fuzz_cases/sub_group_scan_of_min_max.json",
         ),
         "a runtime where that test passes without it",
         _intel_cpu,
-        rewrite=rewrites.integer_min_max_as_select,
+        rewrite=rewrites.integer_min_max_abs_as_select,
     ),
     Workaround(
         "label-ids-repaired",
