@@ -12,6 +12,7 @@ import dpex_kernels as dk
 from dpex_kernels.compiler.backend import llvm
 from dpex_kernels.compiler.backend.rewrites import (
     count_down_exits_on_the_new_count,
+    float_atomic_adds_of_no_negation,
     integer_min_max_abs_as_select,
     loads_volatile_in_sub_groups_of_4,
     negations_as_fma,
@@ -383,13 +384,36 @@ def test_integer_min_max_and_abs_of_loaded_values_become_a_compare_and_a_select(
     assert "@llvm.umax.i64(i64 %m, i64 5)" in body
     assert "@llvm.umax.v2i32(" in body  # vectors are left alone
     assert "@llvm.minnum.f32(" in body  # floats too
-    assert '%"dpex.negated.3" = sub i32 0, %x' in rewritten  # an abs of a loaded value
+    assert '%"dpex.absolute.3" = sub i32 0, %x' in rewritten  # an abs of a loaded value
     assert '%"dpex.order.3" = icmp slt i32 %x, 0' in rewritten
-    assert '%size = select i1 %"dpex.order.3", i32 %"dpex.negated.3", i32 %x' in rewritten
+    assert '%size = select i1 %"dpex.order.3", i32 %"dpex.absolute.3", i32 %x' in rewritten
     assert "@llvm.abs.i32(i32 %n, i1 true)" in body  # %n was not loaded
     ll.parse_assembly(rewritten).verify()
     without = MIN_MAX.split("  %low")[0] + "  ret void\n}\n"
     assert integer_min_max_abs_as_select(without) is without
+
+
+TWO_REWRITES = """
+define spir_kernel void @k(ptr addrspace(1) %a, ptr addrspace(1) %f) {
+entry:
+  %x = load i32, ptr addrspace(1) %a, align 4
+  %y = call i32 @llvm.abs.i32(i32 %x, i1 false)
+  store i32 %y, ptr addrspace(1) %a, align 4
+  %old = atomicrmw fsub ptr addrspace(1) %f, float 1.0 seq_cst, align 4
+  ret void
+}
+
+declare i32 @llvm.abs.i32(i32, i1 immarg)
+"""
+
+
+def test_rewrites_name_their_new_values_apart():
+    """Each rewrite's new values have names of their own: the abs's negation once took the
+    float atomics' name and the module did not parse (fuzzer case 1218003714)."""
+    rewritten = integer_min_max_abs_as_select(float_atomic_adds_of_no_negation(TWO_REWRITES))
+    assert "@llvm.abs.i32(i32 %x" not in rewritten.split("declare")[0]
+    assert "atomicrmw fadd" in rewritten
+    ll.parse_assembly(rewritten).verify()
 
 
 def _chosen_element(a, out):

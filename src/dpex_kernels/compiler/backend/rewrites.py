@@ -412,7 +412,7 @@ def integer_min_max_abs_as_select(text: str) -> str:
         test = f'%"dpex.order.{count}"'
         if absolute:
             indent, result, type_, value = absolute.groups()
-            negated = f'%"dpex.negated.{count}"'
+            negated = f'%"dpex.absolute.{count}"'
             lines.append(f"{indent}{negated} = sub {type_} 0, {value}")
             lines.append(f"{indent}{test} = icmp slt {type_} {value}, 0")
             lines.append(f"{indent}{result} = select i1 {test}, {type_} {negated}, {type_} {value}")
