@@ -379,8 +379,9 @@ def integer_min_max_abs_as_select(text: str) -> str:
     computed `min(a[g], 7)` of a loaded value the same for every work-item (OpExtInst u_min)
     as a 32-bit vector and read it back as 64-bit indices: the load `a[min(a[g], 7)]` read
     far outside its array and crashed the process (tests/fuzz_cases/
-    uniform_min_as_load_index.json); `a[abs(a[g]) % 32]` (OpExtInst s_abs) did the same
-    (tests/fuzz_cases/uniform_abs_as_load_index.json). A compare and a select compute the
+    uniform_min_as_load_index.json); `a[abs(a[n % 32]) % 32]` (OpExtInst s_abs), `n` the
+    work-group's size, did the same in a larger kernel (tests/fuzz_cases/
+    uniform_abs_as_load_index.json). A compare and a select compute the
     same value, and the runtime vectorises them as it does any other (`vpminud` again where it
     can). Other mins and maxes are left alone: the runtime's instruction selection aborted on
     the selects of `min(max(group, 5), n & 7)` scanned over a sub-group of 4
@@ -404,7 +405,7 @@ def integer_min_max_abs_as_select(text: str) -> str:
     for line in text.splitlines():
         function += line.startswith("define ")
         min_max, absolute = _INTEGER_MIN_MAX.match(line), _INTEGER_ABS.match(line)
-        operands = min_max.group(6, 7) if min_max else absolute.group(4, 4) if absolute else ()
+        operands = min_max.group(6, 7) if min_max else (absolute.group(4),) if absolute else ()
         if not any((function, operand) in loaded for operand in operands):
             lines.append(line)
             continue

@@ -258,10 +258,10 @@ WORKAROUNDS: tuple[Workaround, ...] = (
         "backend: rewrite",
         INTEL_CPU,
         "The runtime's vectoriser (sub-groups of 8, AVX2 host) widened a min, max or abs of a "
-        "loaded value that every work-item shares wrongly: a load at `a[min(a[g], 7)]` or "
-        "`a[abs(a[g]) % 32]` read far outside its array and crashed the process. Integer min, "
-        "max and abs of a loaded value become a compare and a select (not all mins and maxes: "
-        "the runtime aborted on some such selects).",
+        "loaded value that every work-item shares wrongly: a load at `a[min(a[g], 7)]` (or "
+        "`a[abs(a[n]) % 32]` in a larger kernel) read far outside its array and crashed the "
+        "process. Integer min, max and abs of a loaded value become a compare and a select "
+        "(not all mins and maxes: the runtime aborted on some such selects).",
         (
             "tests/test_runtime_workarounds.py::test_a_shared_min_as_an_index_loads_in_bounds",
             "tests/fuzz_cases/uniform_min_as_load_index.json",
