@@ -7,6 +7,7 @@ import dpnp
 import llvmlite.binding as ll
 import numpy as np
 import pytest
+from conftest import param_id
 
 import dpex_kernels as dk
 from dpex_kernels.compiler.backend import llvm
@@ -16,6 +17,7 @@ from dpex_kernels.compiler.backend.rewrites import (
     integer_min_max_abs_as_select,
     loads_volatile_in_sub_groups_of_4,
     negations_as_fma,
+    phis_after_compare_exchange_loops_through_memory,
     private_arrays_as_one,
     stores_through_chosen_private_pointers_volatile,
 )
@@ -498,3 +500,91 @@ def test_stores_through_chosen_private_pointers_become_volatile():
         .replace("  store i32 6, ptr %h, align 4\n", "")
     )
     assert stores_through_chosen_private_pointers_volatile(unchosen) is unchosen
+
+
+def _flag_beside_exchange_loops(ga, flags, out):
+    """`v` set in one arm; each arm adds to its own element of `ga` in a compare-exchange loop."""
+    i = dk.get_global_id(0)
+    v = 100 + dk.get_group_id(0)
+    if flags[i] > 0:
+        v = 7
+        seen = ga[0]
+        while True:
+            old = dk.atomic.compare_exchange(ga, 0, seen, seen + 1)
+            if old == seen:
+                break
+            seen = old
+    else:
+        seen = ga[1]
+        while True:
+            old = dk.atomic.compare_exchange(ga, 1, seen, seen + 2)
+            if old == seen:
+                break
+            seen = old
+    out[i] = v
+
+
+@pytest.mark.parametrize("sub_group_size", [None, 16], ids=param_id)
+@pytest.mark.parametrize("dtype", ["int32", "float32"], ids=param_id)
+def test_values_set_beside_compare_exchange_loops(dtype, sub_group_size):
+    """Intel's CPU runtime gave each sub-group its first work-item's `v` at the join of two
+    compare-exchange loops; through a private slot every work-item keeps its own."""
+    kernel = dk.kernel(sub_group_size=sub_group_size)(_flag_beside_exchange_loops)
+    rng = np.random.default_rng(7)
+    for _ in range(5):
+        flags = rng.integers(0, 2, 64)
+        ga, out = dpnp.zeros(2, dtype=dtype), dpnp.zeros(64, dtype=np.int64)
+        kernel[dk.NdRange(64, 16)](ga, dpnp.asarray(flags), out).wait()
+        np.testing.assert_array_equal(
+            dpnp.asnumpy(out), np.where(flags > 0, 7, 100 + np.arange(64) // 16)
+        )
+        np.testing.assert_array_equal(dpnp.asnumpy(ga), [flags.sum(), 2 * (64 - flags.sum())])
+
+
+EXCHANGE_LOOPS = """
+define spir_kernel void @k(ptr addrspace(1) %a, i1 %c, i64 %g) {
+entry:
+  br i1 %c, label %left, label %right
+
+left:
+  %first = load i32, ptr addrspace(1) %a, align 4
+  br label %loop
+
+loop:
+  %seen = phi i32 [ %first, %left ], [ %old, %loop ]
+  %pair = cmpxchg ptr addrspace(1) %a, i32 %seen, i32 1 monotonic monotonic, align 4
+  %old = extractvalue { i32, i1 } %pair, 0
+  %done = extractvalue { i32, i1 } %pair, 1
+  br i1 %done, label %join, label %loop
+
+right:
+  br label %join
+
+join:
+  %v = phi i64 [ 7, %loop ], [ %g, %right ]
+  %flag = phi i1 [ true, %loop ], [ false, %right ]
+  %w = phi double [ 1.0, %loop ], [ 2.0, %right ]
+  %gap = add i64 %v, 1
+  store i64 %gap, ptr addrspace(1) %a, align 8
+  ret void
+}
+"""
+
+
+def test_phis_after_compare_exchange_loops_go_through_memory():
+    rewritten = phis_after_compare_exchange_loops_through_memory(EXCHANGE_LOOPS)
+    body = rewritten.split("join:")[1]
+    assert '%v = load volatile i64, ptr %"dpex.slot.1", align 8' in body
+    assert '%w = load volatile double, ptr %"dpex.slot.2", align 8' in body
+    assert "%flag = phi i1" in body  # an i1 cannot be stored in SPIR-V: left alone
+    assert body.index("%flag = phi") < body.index("load volatile")  # phis stay first
+    loop = rewritten.split("loop:")[1].split("right:")[0]
+    assert "%seen = phi i32" in loop  # the loop's own phi stays
+    assert 'store volatile i64 7, ptr %"dpex.slot.1"' in loop
+    right = rewritten.split("right:")[1].split("join:")[0]
+    assert 'store volatile i64 %g, ptr %"dpex.slot.1"' in right
+    assert right.index("store volatile") < right.index("br label %join")
+    ll.parse_assembly(rewritten).verify()
+    straight = EXCHANGE_LOOPS.replace("br i1 %done, label %join, label %loop", "br label %join")
+    straight = straight.replace("[ %first, %left ], [ %old, %loop ]", "[ %first, %left ]")
+    assert phis_after_compare_exchange_loops_through_memory(straight) is straight  # no loop

@@ -422,3 +422,124 @@ def integer_min_max_abs_as_select(text: str) -> str:
         lines.append(f"{indent}{test} = icmp {sign}{_ORDER[which]} {type_} {left}, {right}")
         lines.append(f"{indent}{result} = select i1 {test}, {type_} {left}, {type_} {right}")
     return "\n".join(lines) + "\n" if count else text
+
+
+_COMPARE_EXCHANGE = re.compile(r"AtomicCompareExchange|= cmpxchg ")
+_SUCCESSOR = re.compile(rf"label ({_VALUE})")
+_PHI = re.compile(rf"^(\s+)({_VALUE}) = phi (?:[a-z]+ )*(i8|i16|i32|i64|half|float|double) (.*)$")
+_INCOMING = re.compile(rf"\[ ([^,\]]+), ({_VALUE}) \]")
+
+
+def _blocks(body: list[str]) -> list[tuple[str, list[str]]] | None:
+    """A function's blocks as (label, lines: its label's line first), None where its entry
+    block has no label."""
+    blocks: list[tuple[str, list[str]]] = []
+    for line in body:
+        if found := _LABEL.match(line):
+            blocks.append(("%" + found.group(0)[:-1], [line]))
+        elif line.strip() and not blocks:
+            return None
+        elif blocks:
+            blocks[-1][1].append(line)
+    return blocks
+
+
+def _compare_exchange_loops(blocks: list[tuple[str, list[str]]]) -> set[str]:
+    """The blocks of the loops that hold an atomic compare-exchange."""
+    successors = {
+        label: {s for line in lines for s in _SUCCESSOR.findall(line)} for label, lines in blocks
+    }
+    predecessors: dict[str, set[str]] = {label: set() for label, _ in blocks}
+    for label, targets in successors.items():
+        for target in targets:
+            predecessors.setdefault(target, set()).add(label)
+
+    def reachable(start: str, edges: dict) -> set[str]:
+        seen, stack = set(), [start]
+        while stack:
+            for following in edges.get(stack.pop(), ()):
+                if following not in seen:
+                    seen.add(following)
+                    stack.append(following)
+        return seen
+
+    loops: set[str] = set()
+    for label, lines in blocks:
+        if any(_COMPARE_EXCHANGE.search(line) for line in lines):
+            loops |= reachable(label, successors) & reachable(label, predecessors)
+    return loops
+
+
+def phis_after_compare_exchange_loops_through_memory(text: str) -> str:
+    """Every phi outside a loop that holds an atomic compare-exchange, with a value from
+    that loop or one of its exit blocks, as volatile stores into a private slot on its
+    incoming edges and a volatile load where the phi was.
+
+    The Intel OpenCL CPU runtime's vectoriser chose one value for a whole sub-group at such a
+    phi: with a compare-exchange loop in each arm of an `if` whose condition differs between
+    work-items, `v = 7` in one arm and a value every work-item shares before it, each
+    sub-group of 8 stored the value of its first work-item's arm (fuzzer case 1220004112,
+    tests/fuzz_cases/compare_exchange_loops_in_both_arms.json). Through memory each work-item
+    keeps its own. Phis of other types (i1, pointers, vectors) are left alone.
+    """
+    if not _COMPARE_EXCHANGE.search(text):
+        return text
+    lines = text.splitlines()
+    out: list[str] = []
+    count, position = 0, 0
+    while position < len(lines):
+        line = lines[position]
+        out.append(line)
+        position += 1
+        if not line.startswith("define ") or not line.rstrip().endswith("{"):
+            continue
+        end = lines.index("}", position)
+        body = lines[position:end]
+        position = end
+        blocks = _blocks(body)
+        loops = _compare_exchange_loops(blocks) if blocks else set()
+        if not loops:
+            out.extend(body)
+            continue
+        exits = {
+            target
+            for label, block in blocks
+            if label in loops
+            for line in block
+            for target in _SUCCESSOR.findall(line)
+        } - loops
+        stores: dict[str, list[str]] = {}  # block -> the stores before its terminator
+        slots: list[str] = []
+        rewritten = []
+        for label, block in blocks:
+            phis, others = [], []
+            for line in block[1:]:
+                found = _PHI.match(line) if label not in loops else None
+                incoming = _INCOMING.findall(found.group(4)) if found else []
+                if not any(source in loops | exits for _, source in incoming):
+                    (phis if " = phi " in line else others).append(line)
+                    continue
+                indent, result, type_, _ = found.groups()
+                count += 1
+                slot, align = f'%"dpex.slot.{count}"', _size(type_)
+                slots.append(f"  {slot} = alloca {type_}, align {align}")
+                for value, source in incoming:
+                    store = f"  store volatile {type_} {value}, ptr {slot}, align {align}"
+                    stores.setdefault(source, []).append(store)
+                load = f"{indent}{result} = load volatile {type_}, ptr {slot}, align {align}"
+                others.insert(0, load)
+            rewritten.append((label, [block[0], *phis, *others]))
+        if not slots:
+            out.extend(body)
+            continue
+        for index, (label, block) in enumerate(rewritten):
+            out.append(block[0])
+            if index == 0:
+                out.extend(slots)
+            block = block[1:]
+            terminator = max(
+                (i for i, line in enumerate(block) if line.strip().startswith(("br ", "switch "))),
+                default=len(block),
+            )
+            out.extend(block[:terminator] + stores.get(label, []) + block[terminator:])
+    return "\n".join(out) + "\n" if count else text

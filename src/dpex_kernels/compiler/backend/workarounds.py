@@ -273,6 +273,22 @@ WORKAROUNDS: tuple[Workaround, ...] = (
         rewrite=rewrites.integer_min_max_abs_as_select,
     ),
     Workaround(
+        "phis-after-compare-exchange-loops-through-memory",
+        "backend: rewrite",
+        INTEL_CPU,
+        "The runtime's vectoriser (sub-groups of 8 and 16) chose one value for a whole "
+        "sub-group at a phi that joins compare-exchange loops in both arms of an `if` whose "
+        "condition differs between work-items: each sub-group stored its first work-item's "
+        "value. Such phis go through a private slot with volatile stores and loads.",
+        (
+            "tests/test_runtime_workarounds.py::test_values_set_beside_compare_exchange_loops",
+            "tests/fuzz_cases/compare_exchange_loops_in_both_arms.json",
+        ),
+        "a runtime where that test passes without it",
+        _intel_cpu,
+        rewrite=rewrites.phis_after_compare_exchange_loops_through_memory,
+    ),
+    Workaround(
         "label-ids-repaired",
         "backend: emit (spirv_repair.repair_label_ids)",
         LLVM_SPIRV,
