@@ -502,25 +502,26 @@ def test_stores_through_chosen_private_pointers_become_volatile():
     assert stores_through_chosen_private_pointers_volatile(unchosen) is unchosen
 
 
+@dk.func
+def _add_by_exchange(ga, k, x):
+    """ga[k] += x in a compare-exchange loop."""
+    seen = ga[k]
+    while True:
+        old = dk.atomic.compare_exchange(ga, k, seen, seen + x)
+        if old == seen:
+            break
+        seen = old
+
+
 def _flag_beside_exchange_loops(ga, flags, out):
     """`v` set in one arm; each arm adds to its own element of `ga` in a compare-exchange loop."""
     i = dk.get_global_id(0)
     v = 100 + dk.get_group_id(0)
     if flags[i] > 0:
         v = 7
-        seen = ga[0]
-        while True:
-            old = dk.atomic.compare_exchange(ga, 0, seen, seen + 1)
-            if old == seen:
-                break
-            seen = old
+        _add_by_exchange(ga, 0, 1)
     else:
-        seen = ga[1]
-        while True:
-            old = dk.atomic.compare_exchange(ga, 1, seen, seen + 2)
-            if old == seen:
-                break
-            seen = old
+        _add_by_exchange(ga, 1, 2)
     out[i] = v
 
 
