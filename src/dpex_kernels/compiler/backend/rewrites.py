@@ -444,30 +444,22 @@ def _blocks(body: list[str]) -> list[tuple[str, list[str]]] | None:
     return blocks
 
 
-def _compare_exchange_loops(blocks: list[tuple[str, list[str]]]) -> set[str]:
-    """The blocks of the loops that hold an atomic compare-exchange."""
-    successors = {
-        label: {s for line in lines for s in _SUCCESSOR.findall(line)} for label, lines in blocks
-    }
-    predecessors: dict[str, set[str]] = {label: set() for label, _ in blocks}
-    for label, targets in successors.items():
-        for target in targets:
-            predecessors.setdefault(target, set()).add(label)
-
-    def reachable(start: str, edges: dict) -> set[str]:
-        seen, stack = set(), [start]
-        while stack:
-            for following in edges.get(stack.pop(), ()):
-                if following not in seen:
-                    seen.add(following)
-                    stack.append(following)
-        return seen
-
+def _compare_exchange_loops(blocks: list[tuple[str, list[str]]]) -> tuple[set[str], set[str]]:
+    """The blocks of the loops that hold an atomic compare-exchange, and the loops' exits."""
+    edges = [  # (a block, a block that branches to it)
+        (target, label)
+        for label, lines in blocks
+        for line in lines
+        for target in _SUCCESSOR.findall(line)
+    ]
+    backward = [(source, target) for target, source in edges]
     loops: set[str] = set()
     for label, lines in blocks:
         if any(_COMPARE_EXCHANGE.search(line) for line in lines):
-            loops |= reachable(label, successors) & reachable(label, predecessors)
-    return loops
+            after = _reached({target for target, source in edges if source == label}, edges)
+            before = _reached({source for target, source in edges if target == label}, backward)
+            loops |= after & before
+    return loops, {target for target, source in edges if source in loops} - loops
 
 
 def phis_after_compare_exchange_loops_through_memory(text: str) -> str:
@@ -497,17 +489,11 @@ def phis_after_compare_exchange_loops_through_memory(text: str) -> str:
         body = lines[position:end]
         position = end
         blocks = _blocks(body)
-        loops = _compare_exchange_loops(blocks) if blocks else set()
+        loops, exits = _compare_exchange_loops(blocks) if blocks else (set(), set())
         if not loops:
             out.extend(body)
             continue
-        exits = {
-            target
-            for label, block in blocks
-            if label in loops
-            for line in block
-            for target in _SUCCESSOR.findall(line)
-        } - loops
+        after_loops = loops | exits
         stores: dict[str, list[str]] = {}  # block -> the stores before its terminator
         slots: list[str] = []
         rewritten = []
@@ -516,7 +502,7 @@ def phis_after_compare_exchange_loops_through_memory(text: str) -> str:
             for line in block[1:]:
                 found = _PHI.match(line) if label not in loops else None
                 incoming = _INCOMING.findall(found.group(4)) if found else []
-                if not any(source in loops | exits for _, source in incoming):
+                if not any(source in after_loops for _, source in incoming):
                     (phis if " = phi " in line else others).append(line)
                     continue
                 indent, result, type_, _ = found.groups()
