@@ -11,7 +11,7 @@ from __future__ import annotations
 from numba.core import cgutils, ir, types
 
 from .._runtime import device_by_canonical_name
-from . import codegen, flat, regions, row_loops, streaming
+from . import codegen, early_exit_loops, flat, regions, row_loops, streaming
 from .codegen import api, assign, call, for_range
 from .kernel_ir import RegionKernel
 from .launching import Host
@@ -124,15 +124,20 @@ def _noalias(region: Region) -> bool:
 
 
 def _plain(region: Region, what: str, cache: bool, noalias: bool = False) -> RegionKernel:
+    """The nest's kernel. Compiled `noalias`, its count-down loops that stop early are written
+    out (early_exit_loops.py: they need arrays that share no memory), and it runs vectorised
+    across work-items: scalar x86 code makes each of their selects of a float a branch
+    (gpairs as a row loop: 61-66 ms, vectorised 11.6-14.3 ms)."""
+    written_out = early_exit_loops.unrolled(region) if noalias else None
     return RegionKernel(
         template(region, kernel_name(region, what)),
-        region.body,
+        region.body if written_out is None else written_out,
         reserved(region),
         filename=region.filename,
         describe=region.describe,
         cache=cache,
         debug=region.raises,
-        sub_group_size=_sub_group_size(region),
+        sub_group_size=_sub_group_size(region) if written_out is None else None,
         noalias=noalias,
     )
 

@@ -237,18 +237,18 @@ def _parfors(blocks: dict):
 
 def _loops(body: dict[int, ir.Block]) -> list:
     """A loop body's own loops."""
-    return list(_flow(body).loops().values()) if body else []
+    return list(control_flow(body).loops().values()) if body else []
 
 
 def on_every_path(body: dict[int, ir.Block]) -> set[int]:
     """The labels of the blocks every run of a loop body's iteration passes through."""
     if not body:
         return set()
-    flow = _flow(body)
+    flow = control_flow(body)
     return set(flow.post_dominators()[flow.entry_point()]) & set(body)
 
 
-def _flow(body: dict[int, ir.Block]):
+def control_flow(body: dict[int, ir.Block]):
     """Numba's control-flow analysis of a loop body: its blocks, with the body's end (the
     block without a terminator) made to return."""
     exit_label = max(body) + 1
