@@ -228,3 +228,50 @@ def test_narrow_counts_run_the_loop_as_written():
     counts = rng.random((20, 3))
     got = run(pair_bins, x, w, rbins, counts)
     np.testing.assert_array_equal(got, counts)
+
+
+@st.composite
+def count_down_programs(draw) -> tuple[str, int]:
+    """(the source of a function like pair_bins, its smallest number of bins): a count-down
+    loop from the last bin or a constant, on one of several conditions, with updates of
+    three operators, temporaries and a second exit drawn in order, the counter's decrement
+    and exit before or after them."""
+    start = draw(st.sampled_from(["rbins.shape[0] - 1", "0", "2", "5"]))
+    condition = draw(
+        st.sampled_from(["d <= rbins[k]", "rbins[k] >= d", "not (d > rbins[k])", "d < rbins[k]"])
+    )
+    pieces = [
+        "counts[i, k] += w[i] * w[j]",
+        "counts[i, k] -= d",
+        "counts[i, k] *= w[j]",
+        "t = w[j] + d\ncounts[i, k] += t",
+        "if d > w[i] - 0.5:\n    break",
+    ]
+    body = draw(st.lists(st.sampled_from(pieces), min_size=1, max_size=4))
+    countdown = "k -= 1\nif k < 0:\n    break"
+    body.insert(draw(st.integers(0, len(body))), countdown)
+    lines = "\n".join(body).replace("\n", "\n" + " " * 16)
+    source = f"""
+def program(x, w, rbins, counts):
+    for i in prange(x.shape[0]):
+        for j in range(x.shape[0]):
+            d = (x[i] - x[j]) * (x[i] - x[j])
+            k = {start}
+            while {condition}:
+                {lines}
+"""
+    smallest = 1 if start.startswith("rbins") else int(start) + 1
+    return source, smallest
+
+
+@settings(max_examples=15, deadline=None)
+@given(program=count_down_programs(), seed=st.integers(0, 2**32 - 1), more=st.integers(0, 10))
+def test_generated_count_down_loops(program, seed, more):
+    source, smallest = program
+    namespace = {"prange": prange}
+    exec(source, namespace)  # no source file: offload compiles from the bytecode
+    function = namespace["program"]
+    rng = np.random.default_rng(seed)
+    arguments = inputs(rng, 17, min(smallest + more, 16), "float64")
+    expected = interpreted(function, *arguments)
+    assert_same(run(function, *arguments), expected, arguments[-1], rtol=1e-12)

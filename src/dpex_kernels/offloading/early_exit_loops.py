@@ -313,7 +313,10 @@ def _planned(region: Region, body: dict[int, ir.Block], loop: _Loop) -> bool:
                 return False
             else:
                 loop.once.add(stmt.target.name)
-        exited |= isinstance(body[label].terminator, ir.Branch)
+        if label == loop.counter_exit:
+            exited |= loop.first == 0  # the first iteration ends there only where c0 is 0
+        else:
+            exited |= isinstance(body[label].terminator, ir.Branch)
     return True
 
 
