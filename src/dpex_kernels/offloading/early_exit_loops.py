@@ -195,7 +195,7 @@ def _exit(body, entry: int, chain: list[int], blocks: set[int]) -> int | None:
 
 
 def _only_jumps(block: ir.Block) -> bool:
-    return len(block.body) == 1 and isinstance(block.terminator, ir.Jump)
+    return len(block.body) == 1 and isinstance(block.body[0], ir.Jump)
 
 
 def _counted(body, chain: list[int], blocks: set[int], entry: int, exit_: int) -> _Loop | None:
@@ -218,6 +218,9 @@ def _counted(body, chain: list[int], blocks: set[int], entry: int, exit_: int) -
         sets = [getattr(value, "name", None) for value in inside.get(counter, [])]
         if _constant(everywhere, decrement.rhs) != 1 or sets != [less_one]:
             continue
+        order = [s.target.name for b in chain for s in body[b].find_insts(ir.Assign)]
+        if order.index(counter) < order.index(less_one):
+            continue  # the counter set to the last iteration's value
         first = _entry_value(everywhere, body[entry], counter)
         if first is not None and 0 <= first < SMALL:
             return _Loop(set(blocks), chain, entry, exit_, counter, less_one, label, first)
@@ -416,7 +419,8 @@ def _own_update(region: Region, body, stmt: ir.Stmt, inside: dict, lanes: list) 
     update = _only(inside, stmt.value)
     if not (_is_binop(update, *_IDENTITIES) and update.op == "inplace_binop"):
         return False
-    loaded = access(ir.Assign(_only(inside, update.lhs), update.lhs, stmt.loc))
+    load = _only(inside, update.lhs)
+    loaded = access(ir.Assign(load, update.lhs, stmt.loc)) if isinstance(load, ir.Expr) else None
     if loaded is None or _names(loaded) != _names(access(stmt)):
         return False
     everywhere = build_definitions(body)
