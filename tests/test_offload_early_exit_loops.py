@@ -6,6 +6,8 @@ every element no live iteration updates left bit for bit as it was (-0.0, NaN, i
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import dpnp
 import numpy as np
 import pytest
@@ -19,76 +21,54 @@ import dpex_kernels as dk
 from dpex_kernels.offloading import early_exit_loops
 from dpex_kernels.offloading.regions import control_flow
 
+#: The counter's decrement and exit, as gpairs writes them.
+COUNTDOWN = "k -= 1\nif k < 0:\n    break"
 
-def pair_bins(x, w, rbins, counts):
-    """gpairs' loop over its bins, in one dimension."""
+
+def count_down(
+    body: list[str], start="rbins.shape[0] - 1", condition="d <= rbins[k]", after=""
+) -> Callable:
+    """A function like pair_bins with the loop body, start, condition and statement after
+    the loop given, compiled from source without a file (offload reads its bytecode)."""
+    lines = "\n".join(body).replace("\n", "\n" + " " * 16)
+    source = f"""
+def program(x, w, rbins, counts):
     for i in prange(x.shape[0]):
         for j in range(x.shape[0]):
             d = (x[i] - x[j]) * (x[i] - x[j])
-            k = rbins.shape[0] - 1
-            while d <= rbins[k]:
-                counts[i, k] += w[i] * w[j]
-                k -= 1
-                if k < 0:
-                    break
+            k = {start}
+            while {condition}:
+                {lines}
+            {after}
+"""
+    namespace = {"prange": prange}
+    exec(source, namespace)
+    return namespace["program"]
 
 
-def pair_bins_scaled(x, w, rbins, counts):
-    """The same with `*=` and `-=`, a second exit on data in the middle of the iteration,
-    and a constant start."""
-    for i in prange(x.shape[0]):
-        for j in range(x.shape[0]):
-            d = x[i] - x[j]
-            k = 3
-            while d <= rbins[k]:
-                v = w[j]
-                counts[i, k] *= v
-                if d > w[i]:
-                    break
-                counts[i, k] -= v * 0.5
-                k -= 1
-                if k < 0:
-                    break
+#: gpairs' loop over its bins, in one dimension.
+pair_bins = count_down(["counts[i, k] += w[i] * w[j]", COUNTDOWN])
+#: The same with `*=` and `-=`, a second exit on data in the middle of the iteration, and a
+#: constant start.
+pair_bins_scaled = count_down(
+    [
+        "v = w[j]",
+        "counts[i, k] *= v",
+        "if d > w[i] - 0.5:\n    break",
+        "counts[i, k] -= v * 0.5",
+        COUNTDOWN,
+    ],
+    start="3",
+)
 
-
-def counter_read_after(x, w, rbins, counts):
-    """The counter's last value is stored after the loop."""
-    for i in prange(x.shape[0]):
-        for j in range(x.shape[0]):
-            d = abs(x[i] - x[j])
-            k = rbins.shape[0] - 1
-            while d <= rbins[k]:
-                counts[i, k] += w[j]
-                k -= 1
-                if k < 0:
-                    break
-            counts[i, 0] += k
-
-
-def plain_store(x, w, rbins, counts):
-    """A store that is not an update in place."""
-    for i in prange(x.shape[0]):
-        for j in range(x.shape[0]):
-            d = abs(x[i] - x[j])
-            k = rbins.shape[0] - 1
-            while d <= rbins[k]:
-                counts[i, k] = w[j]
-                k -= 1
-                if k < 0:
-                    break
-
-
-def divides(x, w, rbins, counts):
-    """A division in the loop (a dead iteration must not divide)."""
-    for i in prange(x.shape[0]):
-        for j in range(x.shape[0]):
-            d = abs(x[i] - x[j])
-            k = rbins.shape[0] - 1
-            while d <= rbins[k]:
-                counts[i, k] += w[j] / (k + 1)
-                k -= 1
-                if k < 0:
-                    break
+#: Loops the rewrite must leave as written.
+LEFT_AS_WRITTEN = {
+    "the counter read after the loop": count_down(
+        ["counts[i, k] += w[j]", COUNTDOWN], after="counts[i, 0] += k"
+    ),
+    "a store, not an update in place": count_down(["counts[i, k] = w[j]", COUNTDOWN]),
+    "a division": count_down(["counts[i, k] += w[j] / (k + 1)", COUNTDOWN]),
+}
 
 
 def written_out(monkeypatch) -> list:
@@ -185,9 +165,10 @@ def test_the_benchmark_loop_is_written_out(monkeypatch):
     assert len([loop for loop in loops if loop.header < check.falsebr]) == 1  # the j loop only
 
 
-@pytest.mark.parametrize("function", [counter_read_after, plain_store, divides], ids=param_id)
-def test_loops_left_as_written(monkeypatch, function):
+@pytest.mark.parametrize("name", LEFT_AS_WRITTEN)
+def test_loops_left_as_written(monkeypatch, name):
     bodies = written_out(monkeypatch)
+    function = LEFT_AS_WRITTEN[name]
     rng = np.random.default_rng(11)
     arguments = inputs(rng, 20, 5, "float64")
     expected = interpreted(function, *arguments)
@@ -231,11 +212,11 @@ def test_narrow_counts_run_the_loop_as_written():
 
 
 @st.composite
-def count_down_programs(draw) -> tuple[str, int]:
-    """(the source of a function like pair_bins, its smallest number of bins): a count-down
-    loop from the last bin or a constant, on one of several conditions, with updates of
-    three operators, temporaries and a second exit drawn in order, the counter's decrement
-    and exit before or after them."""
+def count_down_programs(draw) -> tuple[Callable, int]:
+    """(a function like pair_bins, its smallest number of bins): a count-down loop from the
+    last bin or a constant, on one of several conditions, with updates of three operators,
+    temporaries and a second exit drawn in order, the counter's decrement and exit before or
+    after them."""
     start = draw(st.sampled_from(["rbins.shape[0] - 1", "0", "2", "5"]))
     condition = draw(
         st.sampled_from(["d <= rbins[k]", "rbins[k] >= d", "not (d > rbins[k])", "d < rbins[k]"])
@@ -248,29 +229,15 @@ def count_down_programs(draw) -> tuple[str, int]:
         "if d > w[i] - 0.5:\n    break",
     ]
     body = draw(st.lists(st.sampled_from(pieces), min_size=1, max_size=4))
-    countdown = "k -= 1\nif k < 0:\n    break"
-    body.insert(draw(st.integers(0, len(body))), countdown)
-    lines = "\n".join(body).replace("\n", "\n" + " " * 16)
-    source = f"""
-def program(x, w, rbins, counts):
-    for i in prange(x.shape[0]):
-        for j in range(x.shape[0]):
-            d = (x[i] - x[j]) * (x[i] - x[j])
-            k = {start}
-            while {condition}:
-                {lines}
-"""
+    body.insert(draw(st.integers(0, len(body))), COUNTDOWN)
     smallest = 1 if start.startswith("rbins") else int(start) + 1
-    return source, smallest
+    return count_down(body, start, condition), smallest
 
 
 @settings(max_examples=15, deadline=None)
 @given(program=count_down_programs(), seed=st.integers(0, 2**32 - 1), more=st.integers(0, 10))
 def test_generated_count_down_loops(program, seed, more):
-    source, smallest = program
-    namespace = {"prange": prange}
-    exec(source, namespace)  # no source file: offload compiles from the bytecode
-    function = namespace["program"]
+    function, smallest = program
     rng = np.random.default_rng(seed)
     arguments = inputs(rng, 17, min(smallest + more, 16), "float64")
     expected = interpreted(function, *arguments)
