@@ -32,7 +32,7 @@ def count_down(
     the loop given, compiled from source without a file (offload reads its bytecode)."""
     lines = "\n".join(body).replace("\n", "\n" + " " * 16)
     source = f"""
-def program(x, w, rbins, counts):
+def program(x, w, m, rbins, counts):
     for i in prange(x.shape[0]):
         for j in range(x.shape[0]):
             d = (x[i] - x[j]) * (x[i] - x[j])
@@ -85,18 +85,18 @@ def written_out(monkeypatch) -> list:
     return found
 
 
-def run(function, x, w, rbins, counts) -> np.ndarray:
+def run(function, *arrays) -> np.ndarray:
     """`counts` after the offloaded call on device copies of the arguments."""
-    on_device = [dpnp.asarray(a, device=CPU) for a in (x, w, rbins, counts)]
+    on_device = [dpnp.asarray(a, device=CPU) for a in arrays]
     dk.offload(function)(*on_device)
     return dpnp.asnumpy(on_device[-1])
 
 
-def interpreted(function, x, w, rbins, counts) -> np.ndarray:
+def interpreted(function, *arrays) -> np.ndarray:
     """`counts` after the Python interpreter ran the function on NumPy copies."""
-    expected = counts.copy()
-    function(x.copy(), w.copy(), rbins.copy(), expected)
-    return expected
+    copies = [a.copy() for a in arrays]
+    function(*copies)
+    return copies[-1]
 
 
 def assert_same(got: np.ndarray, expected: np.ndarray, before: np.ndarray, rtol: float) -> None:
@@ -110,14 +110,16 @@ def assert_same(got: np.ndarray, expected: np.ndarray, before: np.ndarray, rtol:
 
 
 def inputs(rng, points: int, bins: int, dtype) -> tuple:
-    """Points in [0, 1), bins not sorted (the loop stops at the first that fails), counts
-    starting from values a dead iteration must keep: -0.0, NaN, inf and ordinary numbers."""
+    """(x, w, m, rbins, counts): points in [0, 1), weights of points and of pairs, bins not
+    sorted (the loop stops at the first that fails), counts starting from values a dead
+    iteration must keep: -0.0, NaN, inf and ordinary numbers."""
     x = rng.random(points).astype(dtype)
     w = rng.uniform(0.5, 2.0, points).astype(dtype)
+    m = rng.uniform(-1.0, 1.0, (points, points)).astype(dtype)
     rbins = rng.uniform(-0.3, 1.0, bins).astype(dtype)  # negative bins stop every pair
     specials = np.array([-0.0, np.nan, np.inf, -np.inf, 1.5, -2.25], dtype)
     counts = rng.choice(specials, (points, bins))
-    return x, w, rbins, counts
+    return x, w, m, rbins, counts
 
 
 @settings(max_examples=12, deadline=None)
@@ -139,10 +141,10 @@ def test_written_out_loops_keep_the_results(seed, points, bins, dtype):
 def test_a_second_exit_and_other_updates(monkeypatch, dtype):
     bodies = written_out(monkeypatch)
     rng = np.random.default_rng(3)
-    x, w, rbins, counts = inputs(rng, 33, 4, dtype)
+    x, w, m, rbins, counts = inputs(rng, 33, 4, dtype)
     w = rng.uniform(-1.0, 1.0, 33).astype(dtype)
-    expected = interpreted(pair_bins_scaled, x, w, rbins, counts)
-    got = run(pair_bins_scaled, x, w, rbins, counts)
+    expected = interpreted(pair_bins_scaled, x, w, m, rbins, counts)
+    got = run(pair_bins_scaled, x, w, m, rbins, counts)
     assert_same(got, expected, counts, rtol=1e-5 if dtype == "float32" else 1e-12)
     assert any(body is not None for body in bodies)
 
@@ -179,11 +181,11 @@ def test_loops_left_as_written(monkeypatch, name):
 def test_integer_counts_left_as_written(monkeypatch):
     bodies = written_out(monkeypatch)
     rng = np.random.default_rng(13)
-    x, w, rbins, _ = inputs(rng, 20, 5, "float64")
+    x, w, m, rbins, _ = inputs(rng, 20, 5, "float64")
     counts = rng.integers(-5, 5, (20, 5))
     w = rng.integers(1, 4, 20)
-    expected = interpreted(pair_bins, x, w, rbins, counts)
-    np.testing.assert_array_equal(run(pair_bins, x, w, rbins, counts), expected)
+    expected = interpreted(pair_bins, x, w, m, rbins, counts)
+    np.testing.assert_array_equal(run(pair_bins, x, w, m, rbins, counts), expected)
     assert bodies and all(body is None for body in bodies)
 
 
@@ -204,10 +206,10 @@ def test_narrow_counts_run_the_loop_as_written():
     loop as written never reaches them, and the written-out loop's check of the extents
     sends every work-item to it."""
     rng = np.random.default_rng(19)
-    x, w, rbins, _ = inputs(rng, 20, 8, "float64")
+    x, w, m, rbins, _ = inputs(rng, 20, 8, "float64")
     rbins[3:] = -1.0  # no distance is negative: the loop stops at its first bin
     counts = rng.random((20, 3))
-    got = run(pair_bins, x, w, rbins, counts)
+    got = run(pair_bins, x, w, m, rbins, counts)
     np.testing.assert_array_equal(got, counts)
 
 
@@ -215,8 +217,8 @@ def test_narrow_counts_run_the_loop_as_written():
 def count_down_programs(draw) -> tuple[Callable, int]:
     """(a function like pair_bins, its smallest number of bins): a count-down loop from the
     last bin or a constant, on one of several conditions, with updates of three operators,
-    temporaries and a second exit drawn in order, the counter's decrement and exit before or
-    after them."""
+    temporaries, loads of pairs' weights and a second exit drawn in order, the counter's
+    decrement and exit before or after them."""
     start = draw(st.sampled_from(["rbins.shape[0] - 1", "0", "2", "5"]))
     condition = draw(
         st.sampled_from(["d <= rbins[k]", "rbins[k] >= d", "not (d > rbins[k])", "d < rbins[k]"])
@@ -226,6 +228,8 @@ def count_down_programs(draw) -> tuple[Callable, int]:
         "counts[i, k] -= d",
         "counts[i, k] *= w[j]",
         "t = w[j] + d\ncounts[i, k] += t",
+        "counts[i, k] += m[i, j]",
+        "counts[i, k] -= m[j, i] * d",
         "if d > w[i] - 0.5:\n    break",
     ]
     body = draw(st.lists(st.sampled_from(pieces), min_size=1, max_size=4))

@@ -312,10 +312,11 @@ def _planned(region: Region, body: dict[int, ir.Block], loop: _Loop) -> bool:
                 stores = isinstance(stmt, (ir.SetItem, ir.StaticSetItem))
                 if stores and not _own_update(region, body, stmt, inside, lanes):
                     return False
-            elif not _made_once(stmt, items, inside, stored, exited):
+            elif not _made_once(stmt, found[1], items, inside, stored, exited):
                 return False
-            else:
-                loop.once.add(stmt.target.name)
+            else:  # the load, and the tuple of its index where the loop builds it
+                tuple_ = [found[1].name] if found[1] is not None else []
+                loop.once |= {stmt.target.name, *tuple_} & set(inside)
         if label == loop.counter_exit:
             exited |= loop.first == 0  # the first iteration ends there only where c0 is 0
         else:
@@ -397,15 +398,16 @@ def _plain_level(level) -> bool:
     return isinstance(level.start, int) and level.start >= 0 and level.step == 1
 
 
-def _made_once(stmt, items, inside: dict, stored: set[str], exited: bool) -> bool:
+def _made_once(stmt, index, items, inside: dict, stored: set[str], exited: bool) -> bool:
     """Whether a load can be made once where the loop is entered: before its first exit, of
-    values set before the loop, from an array it does not store into."""
+    values set before the loop (in a tuple the loop may build), from an array it does not
+    store into."""
     loads = isinstance(stmt, ir.Assign) and stmt.value.op in ("getitem", "static_getitem")
     return (
         loads
         and not exited
         and stmt.value.value.name not in stored
-        and len(inside[stmt.target.name]) == 1
+        and all(len(inside.get(var.name, [])) <= 1 for var in (stmt.target, index) if var)
         and all(item.name not in inside for item in items or [])
     )
 
