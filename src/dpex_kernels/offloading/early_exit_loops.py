@@ -23,8 +23,9 @@ bin by bin, every store made and the dead iterations' adding nothing,
     ...
 
 the stores have no branch around them, and the runtime keeps a row's counts in registers
-across the loop over points: gpairs took 9.7-11.8 ms where it took 42-44 ms
-(numba.njit(parallel=True): 42 ms; the 2-core Zen 3, 4,096 × 1,024 pairs, 16 bins).
+across the loop over points: gpairs took medians of 13.7-15.2 ms where it took 43.0-43.6 ms
+(numba.njit(parallel=True): 42.4-43.4 ms; benchmarks.offload_programs, 4,096 × 1,024 pairs
+and 16 bins on the 2-core Zen 3).
 
 What the rewrite takes, each condition what keeps it exact:
 - the loop counts a variable down by one from a constant `c0` below extents.SMALL to a
