@@ -110,6 +110,8 @@ def unrolled(region: Region) -> dict[int, ir.Block] | None:
     """The region's body with its count-down loops that stop early written out, behind a
     check of the extents they need that runs the body as written where it fails; None where
     the body has no such loop (see the module docstring)."""
+    if _next_loop(region, region.body) is None:
+        return None  # most bodies: no copy made
     body = copy_blocks(region.body)
     bounds: set[Bound] = set()
     while (loop := _next_loop(region, body)) is not None:
