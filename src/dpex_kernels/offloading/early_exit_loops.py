@@ -102,6 +102,7 @@ class _Loop:
     less_one: str  # the variable that holds the counter less one
     counter_exit: int  # the block whose branch is the `less_one < 0` exit
     first: int  # the counter's value on entry
+    inside: dict[str, list]  # variable name -> the values the loop assigns it
     bounds: set[Bound] = field(default_factory=set)
     once: set[str] = field(default_factory=set)  # the loads made once, by target
 
@@ -159,14 +160,15 @@ def _fits(region: Region, block: ir.Block, bounds: list[Bound]) -> ir.Var:
 def _next_loop(region: Region, body: dict[int, ir.Block]) -> _Loop | None:
     """The first loop of `body` that can be written out."""
     flow = control_flow(body)
+    everywhere = build_definitions(body)
     for found in flow.loops().values():
         chain = _chain(body, found.header, found.body)
         entries = [p for p, _ in flow.predecessors(found.header) if p not in found.body]
         if chain is None or len(entries) != 1:
             continue
         exit_ = _exit(body, entries[0], chain, found.body)
-        loop = _counted(body, chain, found.body, entries[0], exit_) if exit_ is not None else None
-        if loop is not None and _planned(region, body, loop):
+        loop = _counted(body, everywhere, chain, entries[0], exit_) if exit_ is not None else None
+        if loop is not None and _planned(region, body, everywhere, loop):
             return loop
     return None
 
@@ -201,15 +203,14 @@ def _only_jumps(block: ir.Block) -> bool:
     return len(block.body) == 1 and isinstance(block.body[0], ir.Jump)
 
 
-def _counted(body, chain: list[int], blocks: set[int], entry: int, exit_: int) -> _Loop | None:
+def _counted(body, everywhere: dict, chain: list[int], entry: int, exit_: int) -> _Loop | None:
     """The loop with its counter: a variable set before it to a constant below
     extents.SMALL, and in it to itself less one, with a `less_one < 0` exit; None without
     one."""
-    everywhere = build_definitions(body)
     inside = _definitions(body, chain)
     for label in chain:
         branch = body[label].terminator
-        if not isinstance(branch, ir.Branch) or branch.truebr in blocks:
+        if not isinstance(branch, ir.Branch) or branch.truebr in chain:
             continue
         compare = _only(inside, _unwrapped(everywhere, branch.cond))
         if not _is_binop(compare, operator.lt) or _constant(everywhere, compare.rhs) != 0:
@@ -226,7 +227,7 @@ def _counted(body, chain: list[int], blocks: set[int], entry: int, exit_: int) -
             continue  # the counter set to the last iteration's value
         first = _entry_value(everywhere, body[entry], counter)
         if first is not None and 0 <= first < SMALL:
-            return _Loop(set(blocks), chain, entry, exit_, counter, less_one, label, first)
+            return _Loop(set(chain), chain, entry, exit_, counter, less_one, label, first, inside)
     return None
 
 
@@ -286,10 +287,10 @@ def _entry_value(definitions: dict, entry: ir.Block, counter: str) -> int | None
     return _constant(definitions, sets[-1]) if isinstance(sets[-1], ir.Var) else None
 
 
-def _planned(region: Region, body: dict[int, ir.Block], loop: _Loop) -> bool:
+def _planned(region: Region, body: dict[int, ir.Block], everywhere: dict, loop: _Loop) -> bool:
     """Whether writing the loop out keeps its results (the module docstring's conditions);
     where it does, the extents it needs and the loads it makes once are in `loop`."""
-    inside = _definitions(body, loop.chain)
+    inside = loop.inside
     if _read_after(body, loop, set(inside)):
         return False
     stored = {
@@ -313,7 +314,7 @@ def _planned(region: Region, body: dict[int, ir.Block], loop: _Loop) -> bool:
             if bounds is not None:
                 loop.bounds |= bounds
                 stores = isinstance(stmt, (ir.SetItem, ir.StaticSetItem))
-                if stores and not _own_update(region, body, stmt, inside, lanes):
+                if stores and not _own_update(region, body, everywhere, stmt, inside, lanes):
                     return False
             elif not _made_once(stmt, found[1], items, inside, stored, exited):
                 return False
@@ -415,7 +416,7 @@ def _made_once(stmt, index, items, inside: dict, stored: set[str], exited: bool)
     )
 
 
-def _own_update(region: Region, body, stmt: ir.Stmt, inside: dict, lanes: list) -> bool:
+def _own_update(region: Region, body, everywhere: dict, stmt, inside: dict, lanes: list) -> bool:
     """Whether a store updates in place (+=, -=, *=) an element of a floating-point array
     that only its work-item writes."""
     array = stmt.target.name
@@ -428,7 +429,6 @@ def _own_update(region: Region, body, stmt: ir.Stmt, inside: dict, lanes: list) 
     loaded = access(ir.Assign(load, update.lhs, stmt.loc)) if isinstance(load, ir.Expr) else None
     if loaded is None or _names(loaded) != _names(access(stmt)):
         return False
-    everywhere = build_definitions(body)
     return all(
         _owned(found[1], everywhere, lanes)
         for block in body.values()
