@@ -61,7 +61,7 @@ from numba.np.numpy_support import as_dtype
 from ..compiler.functions import func
 from ..compiler.kernel_api import get_global_size
 from .extents import SMALL
-from .ir_values import access, copies, resolve
+from .ir_values import access, copies, index_items, resolve
 from .regions import Region, control_flow, copy_blocks
 
 
@@ -367,14 +367,9 @@ def _reads(stmt: ir.Stmt) -> list[ir.Var]:
     return [value] if isinstance(value, ir.Var) else getattr(value, "list_vars", list)()
 
 
-def _index_items(index: ir.Var | None, inside: dict) -> list[ir.Var] | None:
-    """The variables an index is made of (its tuple's items); None for a constant index."""
-    if index is None:
-        return None
-    tuple_ = _only(inside, index)
-    if isinstance(tuple_, ir.Expr) and tuple_.op == "build_tuple":
-        return list(tuple_.items)
-    return [index]
+def _index_items(index: ir.Var | None, definitions: dict) -> list[ir.Var] | None:
+    """The variables an index is made of; None for a constant index."""
+    return None if index is None else index_items(definitions, index)
 
 
 def _bounds(region, array: str, items, counters: set[str], lanes, first: int) -> set | None:
@@ -468,6 +463,7 @@ def _write_out(region: Region, body: dict[int, ir.Block], loop: _Loop) -> None:
         entered = _entered(entry, loop.chain[0])
         out[-1] = ir.Assign(entered, alive, loc)
     masked_function = new("$dk_masked", ir.Global("masked", masked, loc))
+    identities = _identities(region, [s for label in loop.chain for s in body[label].body])
     once = ir.Block(scope, loc)
     for iteration in range(loop.first + 1):
         blocks = copy_blocks({label: body[label] for label in loop.chain})
@@ -478,9 +474,9 @@ def _write_out(region: Region, body: dict[int, ir.Block], loop: _Loop) -> None:
                     if iteration == 0:
                         once.append(stmt)
                     continue
-                identity = _identity(region, statements, stmt)
-                if identity is not None:
-                    args = [alive, stmt.value.rhs, new("$dk_identity", ir.Const(identity, loc))]
+                if isinstance(stmt, ir.Assign) and stmt.target.name in identities:
+                    identity = ir.Const(identities[stmt.target.name], loc)
+                    args = [alive, stmt.value.rhs, new("$dk_identity", identity)]
                     call = ir.Expr.call(masked_function, args, (), loc)
                     stmt.value.rhs = new("$dk_addend", call)
                 out.append(stmt)
@@ -533,14 +529,18 @@ def _enter(body: dict[int, ir.Block], loop: _Loop, once: ir.Block) -> None:
     entry.body[-1] = ir.Branch(branch.cond, into, past, branch.loc)
 
 
-def _identity(region: Region, statements: list[ir.Stmt], stmt: ir.Stmt):
-    """The identity, in the array's dtype, of an in-place update that a store of the
-    iteration writes back; None for other statements."""
-    if not (isinstance(stmt, ir.Assign) and _is_binop(stmt.value, *_IDENTITIES)):
-        return None
-    for store in statements:
-        stored = isinstance(store, (ir.SetItem, ir.StaticSetItem)) and store.value
-        if stored and stored.name == stmt.target.name:
-            dtype = as_dtype(region.params[store.target.name].type.dtype)
-            return dtype.type(_IDENTITIES[stmt.value.fn])
-    return None
+def _identities(region: Region, statements: list[ir.Stmt]) -> dict:
+    """The in-place updates that the loop's stores write back (by the variable that holds
+    the update) -> the update's identity, in the array's dtype."""
+    updates = {
+        stmt.target.name: stmt.value.fn
+        for stmt in statements
+        if isinstance(stmt, ir.Assign) and _is_binop(stmt.value, *_IDENTITIES)
+    }
+    return {
+        store.value.name: as_dtype(region.params[store.target.name].type.dtype).type(
+            _IDENTITIES[updates[store.value.name]]
+        )
+        for store in statements
+        if isinstance(store, (ir.SetItem, ir.StaticSetItem)) and store.value.name in updates
+    }

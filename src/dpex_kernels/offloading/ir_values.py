@@ -1,6 +1,7 @@
 """What a variable of a function's Numba IR holds, where the IR alone says: the one resolver
 of the offload passes (prange bounds, dpnp names, private arrays, reductions), and the copies
-of a variable and the array accesses of a statement (row loops, promoted loops)."""
+of a variable, the array accesses of a statement and the items of their indices (row loops,
+promoted loops, loops that stop early)."""
 
 from __future__ import annotations
 
@@ -62,3 +63,12 @@ def access(stmt: ir.Stmt) -> tuple[ir.Var, ir.Var | None] | None:
     if isinstance(value, ir.Expr) and value.op == "static_getitem":
         return value.value, value.index_var
     return None
+
+
+def index_items(definitions: dict, index: ir.Var) -> list[ir.Var]:
+    """The variables an array index is made of: the items of the tuple it was built as
+    (where `definitions` holds that one definition), else the index itself."""
+    values = definitions.get(index.name) or []
+    if len(values) == 1 and isinstance(values[0], ir.Expr) and values[0].op == "build_tuple":
+        return list(values[0].items)
+    return [index]

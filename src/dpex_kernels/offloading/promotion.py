@@ -26,7 +26,7 @@ from numba.core import ir
 from numba.core.analysis import compute_cfg_from_blocks, compute_live_map, compute_use_defs
 from numba.core.ir_utils import build_definitions, mk_unique_var
 
-from .ir_values import access, copies, resolve
+from .ir_values import access, copies, index_items, resolve
 
 #: state.metadata's key of the lines of the promoted loops.
 PROMOTED = "dk_promoted_lines"
@@ -67,12 +67,8 @@ def _iterated(header: ir.Block, definitions: dict) -> tuple[ir.Expr, str] | None
 
 def _position(index: ir.Var, indices: set[str], definitions: dict) -> int | None:
     """The position of the loop's index in an array index, or None where it is not an item."""
-    if index.name in indices:
-        return 0
-    got = definitions.get(index.name) or []
-    if len(got) != 1 or not isinstance(got[0], ir.Expr) or got[0].op != "build_tuple":
-        return None
-    found = [k for k, item in enumerate(got[0].items) if item.name in indices]
+    items = index_items(definitions, index)
+    found = [k for k, item in enumerate(items) if item.name in indices]
     return found[0] if len(found) == 1 else None
 
 
